@@ -1,0 +1,85 @@
+// Command ftk predicts how fast a language model serves a workload on given
+// hardware and parallel layout, from per-operator profiles: collect, ingest,
+// fit, simulate, validate, datasets.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
+}
+
+// run executes the ftk command line and returns the process exit code. Every
+// error is printed as one line on stderr; nothing panics on bad input.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	if err := app.Run(ctx, args); err != nil {
+		fmt.Fprintf(stderr, "ftk: %v\n", err)
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) && ec.ExitCode() != 0 {
+			return ec.ExitCode()
+		}
+		return 1
+	}
+	return 0
+}
+
+func newApp(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "ftk",
+		Usage:     "predict LLM serving latency and throughput from per-operator profiles",
+		Version:   version,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// Errors are printed once by run, not by the library.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Description: `ftk is a pipeline of stages:
+
+  collect   profile operators on a GPU (or the built-in synthetic device model)
+  ingest    read profiling CSV + YAML into an Arrow profile dataset
+  fit       fit random-forest latency predictors into an Arrow model bundle
+  simulate  discrete-event simulation of vLLM-style serving
+  validate  simulated vs. measured error tables
+  datasets  workloads and request traces
+
+Start with "make pipeline" or "ftk simulate --model llama-3.1-8b --device h100".`,
+		Commands: []*cli.Command{
+			collectCommand(),
+			ingestCommand(),
+			fitCommand(),
+			simulateCommand(),
+			validateCommand(),
+			datasetsCommand(),
+			modelsCommand(),
+			devicesCommand(),
+			versionCommand(),
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the ftk version",
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			_, err := fmt.Fprintf(cmd.Root().Writer, "ftk %s\n", version)
+			return err
+		},
+	}
+}
+
+// usageError is a command-line mistake: exit code 2.
+func usageError(format string, a ...any) error {
+	return cli.Exit(fmt.Sprintf(format, a...), 2)
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/spec"
+	"github.com/urfave/cli/v3"
+)
+
+func layoutFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel degree"},
+		&cli.IntFlag{Name: "pp", Value: 1, Usage: "pipeline-parallel degree"},
+		&cli.IntFlag{Name: "ep", Value: 1, Usage: "expert-parallel degree (MoE models)"},
+		&cli.IntFlag{Name: "dp", Value: 1, Usage: "data-parallel degree"},
+	}
+}
+
+func layoutFrom(cmd *cli.Command) spec.Layout {
+	return spec.Layout{TP: cmd.Int("tp"), PP: cmd.Int("pp"), EP: cmd.Int("ep"), DP: cmd.Int("dp")}
+}
+
+// modelAndLayout resolves the single MODEL argument and the layout flags.
+func modelAndLayout(cmd *cli.Command) (*spec.Model, spec.Layout, error) {
+	if cmd.Args().Len() != 1 {
+		return nil, spec.Layout{}, usageError("%s needs one MODEL argument (a catalog name or a config.json path); see 'ftk models list'", cmd.FullName())
+	}
+	m, err := spec.LookupModel(cmd.Args().First())
+	if err != nil {
+		return nil, spec.Layout{}, err
+	}
+	l := layoutFrom(cmd)
+	if err := l.Validate(m); err != nil {
+		return nil, spec.Layout{}, err
+	}
+	return m, l.Normalize(), nil
+}
+
+func modelsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "models",
+		Usage: "list, show and break down model architectures",
+		Description: `Models come from the built-in catalog or from a Hugging Face style config.json.
+
+Examples:
+  ftk models list
+  ftk models show qwen3-30b-a3b --tp 8 --ep 8
+  ftk models show ../shared/models/deepseek-v3.json
+  ftk models ops qwen3-30b-a3b --tp 8 --ep 8 --tokens 256`,
+		Commands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list the built-in model catalog",
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(w, "NAME\tARCHITECTURE\tLAYERS\tHIDDEN\tEXPERTS\tPARAMS\tACTIVE")
+					for _, n := range spec.ModelNames() {
+						m, _ := spec.LookupModel(n)
+						total, active := m.Params()
+						experts := "-"
+						if m.IsMoE() {
+							experts = fmt.Sprintf("%d (top-%d)", m.NumExperts, m.TopK)
+						}
+						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n, m.Architecture, m.NumLayers, m.HiddenSize, experts, billions(total), billions(active))
+					}
+					return w.Flush()
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "print a model's architecture, parameter counts and memory per GPU",
+				ArgsUsage: "MODEL",
+				Flags:     layoutFlags(),
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					m, l, err := modelAndLayout(cmd)
+					if err != nil {
+						return err
+					}
+					total, active := m.Params()
+					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintf(w, "model\t%s (%s)\n", m.Name, m.Architecture)
+					fmt.Fprintf(w, "layers\t%d\n", m.NumLayers)
+					fmt.Fprintf(w, "hidden size\t%d\n", m.HiddenSize)
+					fmt.Fprintf(w, "attention\t%d heads, %d KV heads, head dim %d%s\n", m.NumHeads, m.NumKVHeads, m.HeadDim, mlaNote(m))
+					if m.IsMoE() {
+						fmt.Fprintf(w, "experts\t%d routed (top-%d), width %d, %d shared, first %d layers dense\n", m.NumExperts, m.TopK, m.MoEIntermediateSize, m.SharedExperts, m.FirstDenseLayers)
+					} else {
+						fmt.Fprintf(w, "MLP width\t%d\n", m.IntermediateSize)
+					}
+					fmt.Fprintf(w, "vocabulary\t%d\n", m.VocabSize)
+					fmt.Fprintf(w, "parameters\t%s total, %s active per token\n", billions(total), billions(active))
+					fmt.Fprintf(w, "layout\t%s (%d GPUs)\n", l, l.GPUs())
+					fmt.Fprintf(w, "weights per GPU\t%.2f GiB\n", float64(m.WeightBytesPerGPU(l))/(1<<30))
+					fmt.Fprintf(w, "KV cache per token\t%d bytes per GPU (%d per layer)\n", m.KVBytesPerToken(l), m.KVBytesPerTokenLayer(l.TP))
+					return w.Flush()
+				},
+			},
+			{
+				Name:      "ops",
+				Usage:     "print the operators one layer runs on one GPU, with per-GPU shapes",
+				ArgsUsage: "MODEL",
+				Flags: append(layoutFlags(),
+					&cli.IntFlag{Name: "layer", Usage: "layer index (0-based)", Value: -1},
+					&cli.IntFlag{Name: "tokens", Usage: "tokens in the batch, for the FLOPs column", Value: 1}),
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					m, l, err := modelAndLayout(cmd)
+					if err != nil {
+						return err
+					}
+					layer := cmd.Int("layer")
+					if layer < 0 {
+						layer = m.NumLayers - 1 // the last layer is MoE in every MoE model
+					}
+					if layer >= m.NumLayers {
+						return usageError("--layer %d: %s has layers 0..%d", layer, m.Name, m.NumLayers-1)
+					}
+					tokens := cmd.Int("tokens")
+					if tokens < 1 {
+						return usageError("--tokens must be at least 1")
+					}
+					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintf(w, "%s layer %d on one GPU of %s, %d tokens (prefill, no context; experts evenly loaded)\n", m.Name, layer, l, tokens)
+					fmt.Fprintln(w, "OP\tFAMILY\tKERNELS\tPER-GPU SHAPE\tFEATURES")
+					for _, o := range spec.LayerOps(m, l, layer) {
+						fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%v\n", o.Name, o.Family, o.Kernels, o.Shape(), spec.OpFeatures(o.Name))
+					}
+					fmt.Fprintf(w, "layer FLOPs\t%.4g\n", spec.LayerFLOPs(m, l, layer, tokens))
+					return w.Flush()
+				},
+			},
+		},
+	}
+}
+
+func mlaNote(m *spec.Model) string {
+	if m.IsMLA() {
+		return fmt.Sprintf(" (MLA: kv_lora_rank %d, rope dim %d)", m.KVLoraRank, m.QKRopeHeadDim)
+	}
+	return ""
+}
+
+func billions(n int64) string { return fmt.Sprintf("%.2fB", float64(n)/1e9) }
+
+func devicesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "devices",
+		Usage: "list and show the device catalog",
+		Commands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list known devices",
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(w, "NAME\tDESCRIPTION\tBF16 TFLOPS\tMEMORY GiB\tHBM GB/s\tSMs\tNVLINK GB/s\tLAUNCH us")
+					for _, n := range spec.DeviceNames() {
+						d, _ := spec.LookupDevice(n)
+						fmt.Fprintf(w, "%s\t%s\t%g\t%g\t%g\t%d\t%g\t%g\n", d.Name, d.Description, d.PeakBF16TFLOPS, d.MemoryGiB, d.HBMGBps, d.SMs, d.NVLinkGBps, d.LaunchUs)
+					}
+					return w.Flush()
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "show one device",
+				ArgsUsage: "DEVICE",
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() != 1 {
+						return usageError("devices show needs one DEVICE argument; see 'ftk devices list'")
+					}
+					d, err := spec.LookupDevice(cmd.Args().First())
+					if err != nil {
+						return err
+					}
+					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
+					fmt.Fprintf(w, "name\t%s (%s)\n", d.Name, d.Description)
+					fmt.Fprintf(w, "dense BF16 peak\t%g TFLOP/s\n", d.PeakBF16TFLOPS)
+					fmt.Fprintf(w, "memory\t%g GiB at %g GB/s\n", d.MemoryGiB, d.HBMGBps)
+					fmt.Fprintf(w, "SMs\t%d\n", d.SMs)
+					fmt.Fprintf(w, "NVLink\t%g GB/s per direction\n", d.NVLinkGBps)
+					fmt.Fprintf(w, "kernel launch\t%g us (eager), kernel floor %g us\n", d.LaunchUs, d.KernelFloorUs)
+					return w.Flush()
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,184 @@
+package spec
+
+import "math"
+
+// LayerOps returns, in execution order, the operators layer i of model m runs
+// on one GPU under layout l. Attention contributes both attn_prefill and
+// attn_decode; a step runs whichever its batch needs. Collectives appear
+// only when their group is larger than one GPU: the TP all-reduce after
+// attention and after the MLP, or EP dispatch/combine around the experts.
+func LayerOps(m *Model, l Layout, i int) []Op {
+	l = l.Normalize()
+	h, tp, eb := m.HiddenSize, l.TP, m.WeightBytes
+	ab := 2 // activations are BF16
+	qh := m.NumHeads / tp
+	kvh := m.kvHeadsPerGPU(tp)
+	hd := m.HeadDim
+	vd := hd
+	if m.IsMLA() {
+		hd = m.QKNopeHeadDim + m.QKRopeHeadDim
+		vd = m.VHeadDim
+		kvh = qh
+	}
+	lin := func(name string, k, n, kernels int) Op {
+		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, K: k, N: n, ElemBytes: eb}
+	}
+	elem := func(name string, width, kernels int) Op {
+		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, Width: width, ElemBytes: ab}
+	}
+	attn := func(name string) Op {
+		return Op{Name: name, Family: FamilyAttention, Kernels: 1, QHeads: qh, KVHeads: kvh, HeadDim: hd, ElemBytes: m.KVBytes}
+	}
+	coll := func(name string, workers int) Op {
+		return Op{Name: name, Family: FamilyCollective, Kernels: 1, Width: h, Workers: workers, ElemBytes: ab}
+	}
+	ropeKernels := 1
+	if m.QKNorm {
+		ropeKernels = 3 // q norm, k norm, rotary
+	}
+	ops := []Op{
+		elem(OpInputLayernorm, h, 1),
+		lin(OpAttnPreProj, h, (qh+2*kvh)*hd, 1),
+		elem(OpAttnRope, (qh+kvh)*hd, ropeKernels),
+		attn(OpAttnInputReshape),
+		attn(OpAttnKVCacheSave),
+		attn(OpAttnPrefill),
+		attn(OpAttnDecode),
+		attn(OpAttnOutputReshape),
+		lin(OpAttnPostProj, qh*vd, h, 1),
+	}
+	if tp > 1 {
+		ops = append(ops, coll(OpAllReduce, tp))
+	}
+	ops = append(ops, elem(OpPostAttnLayernorm, h, 1))
+	if !m.IsMoELayer(i) {
+		w := m.IntermediateSize / tp
+		ops = append(ops,
+			lin(OpMLPUpProj, h, 2*w, 1),
+			elem(OpMLPAct, w, 1),
+			lin(OpMLPDownProj, w, h, 1))
+		if tp > 1 {
+			ops = append(ops, coll(OpAllReduce, tp))
+		}
+		return ops
+	}
+	ops = append(ops,
+		lin(OpMoEGatingLinear, h, m.NumExperts, 1),
+		Op{Name: OpMoERoutingTopK, Family: FamilyMoE, Kernels: 3, Width: m.NumExperts, TopK: m.TopK, ElemBytes: 4})
+	if l.EP > 1 {
+		ops = append(ops, coll(OpEPDispatch, l.EP))
+	}
+	ew := m.MoEIntermediateSize / l.MoETP()
+	ops = append(ops,
+		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, ElemBytes: ab},
+		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
+			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb})
+	if m.SharedExperts > 0 {
+		sw := m.SharedExpertIntermediateSize
+		if sw == 0 {
+			sw = m.MoEIntermediateSize
+		}
+		sw = sw * m.SharedExperts / tp
+		ops = append(ops,
+			lin(OpSharedUpProj, h, 2*sw, 1),
+			elem(OpSharedAct, sw, 1),
+			lin(OpSharedDownProj, sw, h, 1))
+	}
+	switch {
+	case l.EP > 1:
+		ops = append(ops, coll(OpEPCombine, l.EP))
+	case tp > 1:
+		ops = append(ops, coll(OpAllReduce, tp))
+	}
+	return ops
+}
+
+// ModelOps returns the operators outside the layers: the embedding on the
+// first pipeline stage, the LM head on the last, and the activation send
+// between stages.
+func ModelOps(m *Model, l Layout) (first, last []Op, between *Op) {
+	l = l.Normalize()
+	first = []Op{{Name: OpEmb, Family: FamilyLinear, Kernels: 1, Width: m.HiddenSize, ElemBytes: 2}}
+	last = []Op{
+		{Name: OpLMHead, Family: FamilyLinear, Kernels: 2, K: m.HiddenSize, N: m.VocabSize / l.TP, ElemBytes: m.WeightBytes},
+	}
+	if l.PP > 1 {
+		between = &Op{Name: OpSendRecv, Family: FamilyCollective, Kernels: 1, Width: m.HiddenSize, Workers: 2, ElemBytes: 2}
+	}
+	return first, last, between
+}
+
+// Work returns the floating-point operations and the bytes moved to and from
+// device memory by op for the features x (in OpFeatures order). It is the
+// physics the roofline model and the extrapolation fallback share.
+func (o *Op) Work(x []float64) (flops, bytes float64) {
+	eb := float64(o.ElemBytes)
+	switch o.Name {
+	case OpAttnPrefill:
+		ctx, c := x[0], x[1]
+		qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
+		// QK^T and PV over cached context plus the causal half of the chunk.
+		flops = 4 * qd * c * (ctx + c/2)
+		bytes = eb * (2*c*qd + 2*(ctx+c)*kd)
+		return flops, bytes
+	case OpAttnDecode:
+		b, ctx := x[0], x[1]
+		qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
+		return 4 * qd * b * ctx, eb * (2*b*qd + 2*b*ctx*kd)
+	case OpAttnInputReshape, OpAttnKVCacheSave, OpAttnOutputReshape:
+		t := x[0]
+		return 0, 2 * eb * t * float64((o.QHeads+2*o.KVHeads)*o.HeadDim)
+	case OpMoERoutingTopK:
+		t := x[0]
+		return 4 * t * float64(o.Width), 4 * t * float64(o.Width+2*o.TopK)
+	case OpMoEShuffling:
+		t := x[0]
+		return 0, 2 * eb * t * float64(o.TopK*o.Width)
+	case OpMoEGroupedGEMM:
+		r := x[0]
+		k, w := float64(o.K), float64(o.ExpertWidth)
+		active := min(float64(o.LocalExperts), r)
+		flops = 6 * r * k * w
+		bytes = eb*active*3*k*w + 2*4*r*k
+		return flops, bytes
+	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
+		return 0, x[0]
+	case OpEmb:
+		return 0, 2 * eb * x[0] * float64(o.Width)
+	case OpCPUOverhead:
+		return 0, 0
+	}
+	t := x[0]
+	if o.N > 0 {
+		k, n := float64(o.K), float64(o.N)
+		return 2 * t * k * n, eb * (t*k + k*n + t*n)
+	}
+	return 4 * t * float64(o.Width), 2 * eb * t * float64(o.Width)
+}
+
+// LayerFLOPs returns the FLOPs one GPU spends in layer i for a prefill of
+// tokens new tokens with no cached context, with experts loaded evenly
+// (tokens x top-k routed tokens spread over EP ranks). Collectives do no
+// arithmetic.
+func LayerFLOPs(m *Model, l Layout, i, tokens int) float64 {
+	l = l.Normalize()
+	t := float64(tokens)
+	var total float64
+	for _, o := range LayerOps(m, l, i) {
+		var x []float64
+		switch o.Name {
+		case OpAttnDecode:
+			continue
+		case OpAttnPrefill:
+			x = []float64{0, t}
+		case OpMoEGroupedGEMM:
+			r := t * float64(m.TopK) / float64(l.EP)
+			x = []float64{r, math.Ceil(r / float64(o.LocalExperts))}
+		default:
+			x = []float64{t}
+		}
+		f, _ := o.Work(x)
+		total += f
+	}
+	return total
+}

@@ -1,0 +1,138 @@
+package spec
+
+import "fmt"
+
+// Family groups operators the way profiling files do: one file per family
+// and measurement type.
+type Family string
+
+const (
+	FamilyLinear     Family = "linear_op"
+	FamilyAttention  Family = "attention"
+	FamilyMoE        Family = "moe"
+	FamilyCollective Family = "collective"
+	FamilyCPU        Family = "cpu_overhead"
+)
+
+// Operator names, as in the profiling formats (FORMATS.md).
+const (
+	OpEmb               = "emb"
+	OpInputLayernorm    = "input_layernorm"
+	OpAttnPreProj       = "attn_pre_proj"
+	OpAttnRope          = "attn_rope"
+	OpAttnPostProj      = "attn_post_proj"
+	OpPostAttnLayernorm = "post_attention_layernorm"
+	OpMLPUpProj         = "mlp_up_proj"
+	OpMLPAct            = "mlp_act"
+	OpMLPDownProj       = "mlp_down_proj"
+	OpAdd               = "add"
+	OpSharedUpProj      = "share_expert_up_proj"
+	OpSharedAct         = "share_expert_act"
+	OpSharedDownProj    = "share_expert_down_proj"
+	OpLMHead            = "lm_head_linear"
+
+	OpAttnInputReshape  = "attn_input_reshape"
+	OpAttnKVCacheSave   = "attn_kv_cache_save"
+	OpAttnPrefill       = "attn_prefill"
+	OpAttnDecode        = "attn_decode"
+	OpAttnOutputReshape = "attn_output_reshape"
+
+	OpMoEGatingLinear = "moe_gating_linear"
+	OpMoERoutingTopK  = "moe_gating_routing_topk"
+	OpMoEShuffling    = "moe_shuffling"
+	OpMoEGroupedGEMM  = "moe_grouped_gemm"
+
+	OpAllReduce = "all_reduce"
+	OpSendRecv  = "send_recv"
+	// OpEPDispatch and OpEPCombine move tokens to and from the EP ranks that
+	// hold their experts (an all-to-all, or all-gather / reduce-scatter).
+	OpEPDispatch = "ep_dispatch"
+	OpEPCombine  = "ep_combine"
+
+	OpCPUOverhead = "cpu_overhead"
+)
+
+// Feature names: the dataset columns a predictor of each operator reads.
+const (
+	FeatNumTokens         = "num_tokens"
+	FeatKVCacheSize       = "kv_cache_size"      // context tokens already cached (per sequence)
+	FeatPrefillChunkSize  = "prefill_chunk_size" // new prompt tokens of the prefill
+	FeatBatchSize         = "batch_size"         // decode sequences
+	FeatTotalRoutedTokens = "total_routed_tokens"
+	FeatMaxExpertTokens   = "max_expert_tokens" // tokens of the most loaded local expert
+	FeatSizeBytes         = "size_bytes"
+	FeatNumPrefillTokens  = "num_prefill_tokens"
+	FeatNumDecodeTokens   = "num_decode_tokens"
+)
+
+// OpFeatures returns the base features of operator op, in order. Every
+// operator not named below is a token-wise op with the single feature
+// num_tokens.
+func OpFeatures(op string) []string {
+	switch op {
+	case OpAttnPrefill:
+		return []string{FeatKVCacheSize, FeatPrefillChunkSize}
+	case OpAttnDecode:
+		return []string{FeatBatchSize, FeatKVCacheSize}
+	case OpMoEGroupedGEMM:
+		return []string{FeatTotalRoutedTokens, FeatMaxExpertTokens}
+	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
+		return []string{FeatSizeBytes}
+	case OpCPUOverhead:
+		return []string{FeatBatchSize, FeatNumPrefillTokens, FeatNumDecodeTokens}
+	}
+	return []string{FeatNumTokens}
+}
+
+// OpFamily returns the family an operator's profiles live in.
+func OpFamily(op string) Family {
+	switch op {
+	case OpAttnInputReshape, OpAttnKVCacheSave, OpAttnPrefill, OpAttnDecode, OpAttnOutputReshape:
+		return FamilyAttention
+	case OpMoEGatingLinear, OpMoERoutingTopK, OpMoEShuffling, OpMoEGroupedGEMM:
+		return FamilyMoE
+	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
+		return FamilyCollective
+	case OpCPUOverhead:
+		return FamilyCPU
+	}
+	return FamilyLinear
+}
+
+// Op is one operator of a layer with its per-GPU shape.
+type Op struct {
+	Name   string
+	Family Family
+	// Kernels is the number of GPU kernels the op launches in eager mode.
+	Kernels int
+	// K and N are the per-GPU GEMM dimensions (tokens x K times K x N);
+	// N == 0 for non-GEMM ops.
+	K, N int
+	// Width is the elements per token an element-wise op touches.
+	Width int
+	// Attention heads and head size on this GPU (attention ops).
+	QHeads, KVHeads, HeadDim int
+	// MoE: experts on this GPU, top-k, and the per-GPU expert width.
+	LocalExperts, TopK, ExpertWidth int
+	// Workers is the group size of a collective.
+	Workers int
+	// ElemBytes is bytes per activation / weight element.
+	ElemBytes int
+}
+
+// Shape renders the per-GPU shape for people.
+func (o *Op) Shape() string {
+	switch {
+	case o.Name == OpMoEGroupedGEMM:
+		return fmt.Sprintf("%d experts x [R,%d]x[%d,%d]", o.LocalExperts, o.K, o.K, o.ExpertWidth)
+	case o.N > 0:
+		return fmt.Sprintf("[T,%d]x[%d,%d]", o.K, o.K, o.N)
+	case o.Family == FamilyAttention:
+		return fmt.Sprintf("q_heads=%d kv_heads=%d head_dim=%d", o.QHeads, o.KVHeads, o.HeadDim)
+	case o.Family == FamilyCollective:
+		return fmt.Sprintf("[T,%d] over %d GPUs", o.Width, o.Workers)
+	case o.Width > 0:
+		return fmt.Sprintf("[T,%d]", o.Width)
+	}
+	return "-"
+}
