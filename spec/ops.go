@@ -78,7 +78,7 @@ func OpFeatures(op string) []string {
 		return []string{FeatTotalRoutedTokens, FeatMaxExpertTokens}
 	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
 		return []string{FeatSizeBytes}
-	case OpCPUOverhead:
+	case OpCPUOverhead, OpCPUSchedule, OpCPUPrepareInputs, OpCPUSampler, OpCPUProcessOutputs, OpCPURayComm:
 		return []string{FeatBatchSize, FeatNumPrefillTokens, FeatNumDecodeTokens}
 	}
 	return []string{FeatNumTokens}
@@ -93,7 +93,7 @@ func OpFamily(op string) Family {
 		return FamilyMoE
 	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
 		return FamilyCollective
-	case OpCPUOverhead:
+	case OpCPUOverhead, OpCPUSchedule, OpCPUPrepareInputs, OpCPUSampler, OpCPUProcessOutputs, OpCPURayComm:
 		return FamilyCPU
 	}
 	return FamilyLinear

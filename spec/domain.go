@@ -1,0 +1,100 @@
+package spec
+
+import "math"
+
+// EngineLimits are the serving-engine settings that bound what a simulation
+// asks of the operator predictors.
+type EngineLimits struct {
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens" yaml:"max_num_batched_tokens"`
+	MaxNumSeqs          int `json:"max_num_seqs" yaml:"max_num_seqs"`
+	MaxModelLen         int `json:"max_model_len" yaml:"max_model_len"`
+}
+
+// Range is a closed interval of one feature.
+type Range struct{ Min, Max float64 }
+
+// Contains reports whether v lies in the range.
+func (r Range) Contains(v float64) bool { return v >= r.Min && v <= r.Max }
+
+// DomainEntry is what one predictor will be asked: the operator's key
+// (measurement type left empty: the caller picks it) and a range per
+// feature, in OpFeatures order.
+type DomainEntry struct {
+	Key    OpKey
+	Ranges []Range
+}
+
+// ExpertSkewHeadroom bounds the load of the most loaded local expert in the
+// query domain: up to this many times the even share of routed tokens
+// (capped by the token count). Routing skew beyond it is extrapolation.
+const ExpertSkewHeadroom = 4
+
+// QueryDomain derives the feature ranges a simulation of model m on layout l
+// within limits will query, per operator of one GPU (DESIGN section 5). The
+// collect planner samples it; fit --check-coverage checks predictors
+// against it. Every operator is keyed by the layout's TP; MoE ops by the
+// gating context of a real forward pass (prefill_hot).
+func QueryDomain(m *Model, l Layout, lim EngineLimits) []DomainEntry {
+	l = l.Normalize()
+	maxTok := float64(lim.MaxNumBatchedTokens)
+	maxLen := float64(lim.MaxModelLen)
+	maxSeqs := math.Min(float64(lim.MaxNumSeqs), maxTok)
+	h := float64(m.HiddenSize)
+	act := 2.0 // BF16 activations
+	seen := map[string]bool{}
+	var out []DomainEntry
+	add := func(k OpKey, r ...Range) {
+		if seen[k.String()] {
+			return
+		}
+		seen[k.String()] = true
+		out = append(out, DomainEntry{Key: k, Ranges: r})
+	}
+	tokens := Range{1, maxTok}
+	lastLayer := m.NumLayers - 1
+	layers := []int{0}
+	if m.IsMoELayer(lastLayer) && !m.IsMoELayer(0) {
+		layers = append(layers, lastLayer) // DeepSeek: dense first layers, then MoE
+	} else if m.IsMoE() {
+		layers = []int{lastLayer}
+	}
+	for _, li := range layers {
+		for _, o := range LayerOps(m, l, li) {
+			k := OpKey{Op: o.Name, TP: l.TP}
+			switch o.Name {
+			case OpAttnPrefill:
+				add(k, Range{0, maxLen - 1}, Range{1, math.Min(maxTok, maxLen)})
+			case OpAttnDecode:
+				add(k, Range{1, maxSeqs}, Range{1, maxLen})
+			case OpMoEGatingLinear, OpMoERoutingTopK:
+				k.GatingContext = GatingPrefillHot
+				add(k, tokens)
+			case OpMoEShuffling:
+				k.EP, k.LocalExperts = l.EP, o.LocalExperts
+				add(k, tokens)
+			case OpMoEGroupedGEMM:
+				k.EP, k.LocalExperts = l.EP, o.LocalExperts
+				routed := math.Ceil(maxTok * float64(m.TopK) / float64(l.EP))
+				even := maxTok * float64(m.TopK) / float64(m.NumExperts)
+				maxExpert := math.Min(maxTok, math.Ceil(ExpertSkewHeadroom*even))
+				add(k, Range{1, routed}, Range{1, math.Max(1, maxExpert)})
+			case OpAllReduce:
+				k.Workers = o.Workers
+				add(k, Range{h * act, h * act * maxTok})
+			case OpEPDispatch, OpEPCombine:
+				k.Workers = o.Workers
+				add(k, Range{h * act, h * act * maxTok * float64(m.TopK)})
+			default:
+				add(k, tokens)
+			}
+		}
+	}
+	first, last, between := ModelOps(m, l)
+	for _, o := range append(first, last...) {
+		add(OpKey{Op: o.Name, TP: l.TP}, tokens)
+	}
+	if between != nil {
+		add(OpKey{Op: OpSendRecv, TP: 1, Workers: 2}, Range{h * act, h * act * maxTok})
+	}
+	return out
+}
