@@ -90,8 +90,11 @@ func QueryDomain(m *Model, l Layout, lim EngineLimits) []DomainEntry {
 		}
 	}
 	first, last, between := ModelOps(m, l)
-	for _, o := range append(first, last...) {
+	for _, o := range first {
 		add(OpKey{Op: o.Name, TP: l.TP}, tokens)
+	}
+	for _, o := range last { // logits only for the sequences that sample
+		add(OpKey{Op: o.Name, TP: l.TP}, Range{1, maxSeqs})
 	}
 	if between != nil {
 		add(OpKey{Op: OpSendRecv, TP: 1, Workers: 2}, Range{h * act, h * act * maxTok})
