@@ -16,14 +16,14 @@ type Model struct {
 	Architecture string `json:"architecture"` // e.g. Qwen3MoeForCausalLM
 	ModelType    string `json:"model_type"`
 
-	HiddenSize       int `json:"hidden_size"`
-	IntermediateSize int `json:"intermediate_size"` // dense MLP width
-	NumLayers        int `json:"num_hidden_layers"`
-	NumHeads         int `json:"num_attention_heads"`
-	NumKVHeads       int `json:"num_key_value_heads"`
-	HeadDim          int `json:"head_dim"`
-	VocabSize        int `json:"vocab_size"`
-	MaxPosition      int `json:"max_position_embeddings"`
+	HiddenSize       int  `json:"hidden_size"`
+	IntermediateSize int  `json:"intermediate_size"` // dense MLP width
+	NumLayers        int  `json:"num_hidden_layers"`
+	NumHeads         int  `json:"num_attention_heads"`
+	NumKVHeads       int  `json:"num_key_value_heads"`
+	HeadDim          int  `json:"head_dim"`
+	VocabSize        int  `json:"vocab_size"`
+	MaxPosition      int  `json:"max_position_embeddings"`
 	TiedEmbeddings   bool `json:"tie_word_embeddings"`
 	AttentionBias    bool `json:"attention_bias"`
 	QKNorm           bool `json:"qk_norm"`

@@ -39,7 +39,9 @@ func mlpParams(hidden, width int, gated bool) int64 {
 	return 2 * int64(hidden) * int64(width)
 }
 
-func (m *Model) expertParams() int64 { return mlpParams(m.HiddenSize, m.MoEIntermediateSize, m.GatedMLP) }
+func (m *Model) expertParams() int64 {
+	return mlpParams(m.HiddenSize, m.MoEIntermediateSize, m.GatedMLP)
+}
 
 func (m *Model) sharedExpertParams() int64 {
 	w := m.SharedExpertIntermediateSize
