@@ -2,4 +2,21 @@
 // (fixed lengths, length distributions of real traces), arrival processes
 // (replay, Poisson, bursty) and trace files in the CSV layout of the real
 // traces (arrived_at, num_prefill_tokens, num_decode_tokens).
+//
+// Traces: ReadTrace and WriteTrace read and write the CSV (arrival times
+// optional: HasArrivals tells). Workloads: ParseWorkload reads fixed:PxO,
+// splitwise-conv, splitwise-code, arxiv-summarization (found under
+// SharedDir) and trace:PATH. Arrivals: replay, poisson or gamma (Arrivals).
+// Generate makes a whole trace; NewSource streams one without holding it,
+// allocation-free per request. Both are deterministic for a seed.
+//
+// Load: RateForLoad turns a fraction of a measured capacity into a rate;
+// SearchCapacity and FindCapacity find a capacity by bisection over a
+// QueueProbe (implemented with package simulate by the command line),
+// using QueueBounded as the definition of a stable system.
+//
+// Imports and exports: ImportShareGPT reads the public ShareGPT JSON, with
+// exact token counts from a Hugging Face tokenizer.json (Tokenizer) or a
+// labelled estimate; ExportVLLMBench and ExportMooncake write files that
+// benchmark clients replay. ComputeStats summarises a trace.
 package datasets

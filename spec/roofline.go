@@ -28,9 +28,9 @@ const (
 	gemmPeakEfficiency = 0.72
 	memEfficiency      = 0.85
 	linkEfficiency     = 0.80
-	// flopsHalf is the FLOP count at which a GEMM reaches half its peak
-	// efficiency: small GEMMs cannot fill the machine.
-	flopsHalf = 2e9
+	// flopsHalf is the FLOP count at which non-GEMM arithmetic (attention)
+	// reaches half its peak efficiency: small kernels cannot fill the machine.
+	flopsHalf = 1e9
 	// collLatencyUs is the base latency of one collective hop.
 	collLatencyUs = 6.0
 )
@@ -54,11 +54,14 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		return 0
 	}
 	computeUs := 0.0
-	if flops > 0 {
+	switch {
+	case flops > 0 && o.N > 0:
+		// GEMMs run in whole waves of output tiles over the SMs.
+		eff := gemmPeakEfficiency * r.waveUtilisation(x[0], o.N, o.K)
+		computeUs = flops / (d.PeakBF16TFLOPS * 1e12 * eff) * 1e6
+	case flops > 0:
+		// Other arithmetic (attention) fills the machine gradually.
 		eff := gemmPeakEfficiency * flops / (flops + flopsHalf)
-		if o.N > 0 {
-			eff *= r.waveUtilisation(x[0], o.N)
-		}
 		computeUs = flops / (d.PeakBF16TFLOPS * 1e12 * eff) * 1e6
 	}
 	memUs := bytes / (d.HBMGBps * 1e9 * memEfficiency) * 1e6
@@ -87,13 +90,19 @@ func (r Roofline) TimeMs(o *Op, x []float64, measurement string) float64 {
 }
 
 // waveUtilisation is the fraction of SMs busy over the waves of a GEMM with
-// 128x128 output tiles.
-func (r Roofline) waveUtilisation(tokens float64, n int) float64 {
+// 128x128 output tiles. When there are fewer tiles than SMs the K dimension
+// is split (split-K, as cuBLAS does) into chunks of at least 256 to occupy
+// more SMs.
+func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
+	sms := float64(r.Device.SMs)
 	tiles := math.Ceil(tokens/128) * math.Ceil(float64(n)/128)
 	if tiles <= 0 {
 		return 1
 	}
-	sms := float64(r.Device.SMs)
+	if tiles < sms {
+		split := math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
+		tiles *= split
+	}
 	waves := math.Ceil(tiles / sms)
 	return tiles / (waves * sms)
 }

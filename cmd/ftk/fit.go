@@ -2,17 +2,161 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
 
+// exitCoverage is the exit code of a failed --check-coverage.
+const exitCoverage = 3
+
 func fitCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "fit",
-		Usage: "(fit: not built yet)",
-		Action: func(context.Context, *cli.Command) error {
-			return errors.New("fit is not built yet")
+		Name:      "fit",
+		Usage:     "fit random-forest latency predictors into an Arrow model bundle",
+		ArgsUsage: "DATASET -o BUNDLE | --bundle BUNDLE --check-coverage",
+		Description: `Trains one predictor per operator key (operator, measurement type, TP and the MoE /
+collective conditions) of a profile dataset written by 'ftk ingest', and writes them
+as one Arrow IPC model bundle. A bundle holds one measurement type (--measurement).
+
+Each predictor is a random forest (quantile-binned splits, bootstrap samples, trees
+in parallel, deterministic for --seed) beside a physical fallback: a non-negative
+linear model of the operator's FLOPs and bytes. A small search picks, by k-fold
+cross-validation, the target (log of the ratio to the fallback, or log time) and the
+minimum leaf size; a held-out split is scored separately. Queries outside the
+sampled domain use the fallback and are counted. Conflicting rows (a shape measured
+twice with times more than 25% apart, mixed-batch variants that disagree with the
+single-sequence rows) are left out and listed.
+
+--check-coverage compares the query domain of a simulation (--model, --tp/--ep/--pp,
+engine limits) with every predictor's sampled domain, prints a per-operator table and
+the ftk collect command that would close what is missing, and exits with status 3
+when the simulation would leave the sampled domain. With --bundle it checks an
+existing bundle without fitting.
+
+Examples:
+  ftk ingest ../shared/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800
+  ftk fit runs/a800 -o runs/a800.bundle.arrow
+  ftk fit runs/h800 -o runs/h800.bundle.arrow --measurement KERNEL_ONLY --report
+  ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \
+      --tp 1 --max-num-batched-tokens 4096 --max-num-seqs 64 --max-model-len 4096
+  ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "model bundle to write (Arrow IPC)"},
+			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle (with --check-coverage) instead of fitting"},
+			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
+			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of folds, holdout and bootstrap draws"},
+			&cli.IntFlag{Name: "trees", Value: 100, Usage: "trees per forest"},
+			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
+			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
+			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},
+			&cli.IntFlag{Name: "max-num-batched-tokens", Value: 8192, Usage: "coverage: engine token budget per step"},
+			&cli.IntFlag{Name: "max-num-seqs", Value: 256, Usage: "coverage: engine limit on running sequences"},
+			&cli.IntFlag{Name: "max-model-len", Value: 4096, Usage: "coverage: engine maximum model length"},
+			&cli.Float64Flag{Name: "gap-ratio", Value: fit.DefaultGapRatio, Usage: "coverage: report neighbouring samples more than this ratio apart as gaps"},
+		}, layoutFlags()...),
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
+			var b *fit.Bundle
+			var ts *fit.TrainingSet
+			if path := cmd.String("bundle"); path != "" {
+				if cmd.Args().Len() > 0 || cmd.String("output") != "" || !cmd.Bool("check-coverage") {
+					return usageError("fit --bundle BUNDLE checks an existing bundle: it takes --check-coverage and no DATASET or -o")
+				}
+				var err error
+				if b, err = fit.LoadBundle(path); err != nil {
+					return err
+				}
+			} else {
+				if cmd.Args().Len() != 1 {
+					return usageError("fit needs one DATASET (a folder written by ftk ingest); see 'ftk fit --help'")
+				}
+				if cmd.String("output") == "" {
+					return usageError("fit needs -o BUNDLE, the model bundle to write")
+				}
+				ds, err := ingest.Load(cmd.Args().First())
+				if err != nil {
+					return err
+				}
+				meas := strings.ToUpper(cmd.String("measurement"))
+				if ts, err = fit.FromDataset(ds, meas); err != nil {
+					return err
+				}
+				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Log: errw}
+				if name := cmd.String("model"); name != "" {
+					if opt.Model, err = spec.LookupModel(name); err != nil {
+						return err
+					}
+				}
+				if b, err = fit.Fit(ts, opt); err != nil {
+					return err
+				}
+				if err := b.Write(cmd.String("output")); err != nil {
+					return err
+				}
+				if err := b.WriteSummary(out); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "wrote %s\n", cmd.String("output"))
+			}
+			if cmd.Bool("report") {
+				if ts == nil {
+					return usageError("--report needs a DATASET to fit")
+				}
+				rows, err := fit.Report(b, ts)
+				if err != nil {
+					return err
+				}
+				if err := fit.WriteReport(out, rows); err != nil {
+					return err
+				}
+			}
+			if !cmd.Bool("check-coverage") {
+				return nil
+			}
+			return checkCoverage(cmd, b)
 		},
 	}
+}
+
+// checkCoverage runs fit --check-coverage against bundle b.
+func checkCoverage(cmd *cli.Command, b *fit.Bundle) error {
+	name := cmd.String("model")
+	if name == "" {
+		name = b.Model()
+	}
+	if name == "" {
+		return usageError("--check-coverage needs --model: the bundle names no model")
+	}
+	m, err := spec.LookupModel(name)
+	if err != nil {
+		return err
+	}
+	rep, err := fit.CheckCoverage(b, fit.CoverageRequest{
+		Model:  m,
+		Layout: layoutFrom(cmd),
+		Limits: spec.EngineLimits{
+			MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"),
+			MaxNumSeqs:          cmd.Int("max-num-seqs"),
+			MaxModelLen:         cmd.Int("max-model-len"),
+		},
+		Device:   b.Device(),
+		GapRatio: cmd.Float64("gap-ratio"),
+	})
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if err := rep.Print(cmd.Root().Writer); err != nil {
+		return err
+	}
+	if err := rep.Err(); err != nil {
+		return cli.Exit(err.Error(), exitCoverage)
+	}
+	fmt.Fprintln(cmd.Root().Writer, "coverage: every operator of the simulation is inside its sampled domain")
+	return nil
 }

@@ -2,17 +2,73 @@ package main
 
 import (
 	"context"
-	"errors"
 
+	"github.com/ftk-dev/ftk/ingest"
 	"github.com/urfave/cli/v3"
 )
 
 func ingestCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "ingest",
-		Usage: "(ingest: not built yet)",
-		Action: func(context.Context, *cli.Command) error {
-			return errors.New("ingest is not built yet")
+		Name:      "ingest",
+		Usage:     "read profiling CSV + YAML into an Arrow profile dataset",
+		ArgsUsage: "PATH... -o DIR | --summary DIR",
+		Description: `Reads profile CSV files (Frontier linear_op / attention* / moe, Vidur mlp.csv and
+network all_reduce / send_recv, CPU overhead, and what 'ftk collect' writes). A PATH
+is a file or a folder, walked for *.csv. Each file's family is told from its columns.
+
+Writes DIR/<family>.<MEASUREMENT_TYPE>.arrow (one long schema: operator, measurement
+type, device, model, TP/EP/keys, features, median/mean/min/max/std ms, count, source
+file and line) and DIR/manifest.json (inputs with sha256, rows in and out, every
+excluded row with file:line:column and why). Outputs appear atomically, manifest last;
+the same inputs give byte-identical files. A dataset is one device: it comes from
+--device, else a YAML with a device: key beside the files (or ftk-collect.yaml),
+else the folder names (frontier-h800/Qwen3-30B-A3B-tiny => h800, qwen3-30b-a3b-tiny).
+
+Bad rows (text in a numeric cell, NaN/negative/zero times, min > median > max) are
+excluded and reported; --strict makes any of them fatal. An unreadable header, a
+missing required column, an unknown family or a file mixing measurement types fails.
+
+Examples:
+  ftk ingest ../shared/profiles/frontier-h800 -o runs/h800
+  ftk ingest ../shared/profiles/vidur-h100 -o runs/h100 --strict
+  ftk ingest my.csv --device h100 --model llama-3.1-8b -o runs/mine
+  ftk ingest --summary runs/h800`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "dataset folder to write (created; an existing one must hold a dataset)"},
+			&cli.StringFlag{Name: "device", Usage: "label every input with this device (catalog name or alias)"},
+			&cli.StringFlag{Name: "model", Usage: "label every model-specific input with this model"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail if any row is excluded"},
+			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains, then exit"},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
+			if dir := cmd.String("summary"); dir != "" {
+				if cmd.Args().Len() > 0 || cmd.String("output") != "" {
+					return usageError("ingest --summary DIR takes no PATH and no -o")
+				}
+				d, err := ingest.Load(dir)
+				if err != nil {
+					return err
+				}
+				return ingest.WriteSummary(out, dir, d)
+			}
+			if cmd.Args().Len() == 0 {
+				return usageError("ingest needs at least one PATH (a CSV file or a folder); see 'ftk ingest --help'")
+			}
+			dir := cmd.String("output")
+			if dir == "" {
+				return usageError("ingest needs -o DIR, the dataset folder to write")
+			}
+			m, err := ingest.Ingest(cmd.Args().Slice(), dir, ingest.Options{
+				Device: cmd.String("device"),
+				Model:  cmd.String("model"),
+				Strict: cmd.Bool("strict"),
+			})
+			if err != nil {
+				return err
+			}
+			ingest.WriteReport(errw, dir, m)
+			return nil
 		},
 	}
 }

@@ -2,17 +2,211 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/ftk-dev/ftk/validate"
 	"github.com/urfave/cli/v3"
 )
 
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "validate",
-		Usage: "(validate: not built yet)",
-		Action: func(context.Context, *cli.Command) error {
-			return errors.New("validate is not built yet")
+		Usage: "compare simulated runs with measured ones and fit calibrations",
+		Description: `Measured runs: vLLM serving benchmark result JSON (benchmark_serving.py --save-result,
+or vllm bench serve --save-result --save-detailed) or a per-request CSV with columns
+arrival_s, prompt_tokens, output_tokens, ttft_ms, e2e_ms (required) and request_id,
+tpot_ms, status (optional). Simulated runs: ftk simulate output directories.
+
+Each run has a configuration, a workload and a repetition, from (first found):
+a --manifest YAML; the keys config, workload, repetition in a vLLM JSON (vllm bench
+serve --metadata config=h100-tp1 workload=conv repetition=1); or the file or directory
+name CONFIG__WORKLOAD__rN (or CONFIG__WORKLOAD: a run without a repetition pairs with
+every repetition of the other side).`,
+		Commands: []*cli.Command{validateE2ECommand(), validateCalibrateCommand()},
+	}
+}
+
+// runInputFlags are the flags naming the runs to compare.
+func runInputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "measured", Aliases: []string{"m"}, Usage: "measured run: vLLM benchmark .json, per-request .csv, or a directory of them (repeatable)"},
+		&cli.StringSliceFlag{Name: "simulated", Aliases: []string{"s"}, Usage: "ftk simulate output directory, or a directory of them (repeatable)"},
+		&cli.StringFlag{Name: "manifest", Usage: "YAML listing runs: runs: [{path, side: measured|simulated, config, workload, repetition, model}]"},
+		&cli.StringSliceFlag{Name: "metrics", Usage: "metrics to add to the defaults (" + strings.Join(validate.DefaultMetricNames, ", ") + "), e.g. ttft_p99_ms,tpot_mean_ms"},
+	}
+}
+
+// validateInputs reads the runs and metrics the flags name.
+func validateInputs(cmd *cli.Command) ([]*validate.Run, []validate.Metric, error) {
+	if cmd.Args().Len() > 0 {
+		return nil, nil, usageError("%s takes no arguments, got %q: name runs with --measured, --simulated or --manifest", cmd.FullName(), cmd.Args().Slice())
+	}
+	meas, sims, manifest := cmd.StringSlice("measured"), cmd.StringSlice("simulated"), cmd.String("manifest")
+	if manifest == "" && (len(meas) == 0 || len(sims) == 0) {
+		return nil, nil, usageError("%s needs --measured and --simulated runs, or a --manifest (see 'ftk %s --help')", cmd.FullName(), cmd.FullName())
+	}
+	metrics, err := validate.Metrics(cmd.StringSlice("metrics")...)
+	if err != nil {
+		return nil, nil, usageError("--metrics: %v", err)
+	}
+	var runs []*validate.Run
+	if manifest != "" {
+		if runs, err = validate.ReadManifest(manifest); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, side := range []struct {
+		paths []string
+		side  validate.Side
+	}{{meas, validate.Measured}, {sims, validate.Simulated}} {
+		rs, err := validate.ReadRuns(side.paths, side.side)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs = append(runs, rs...)
+	}
+	return runs, metrics, nil
+}
+
+func validateE2ECommand() *cli.Command {
+	return &cli.Command{
+		Name:      "e2e",
+		Usage:     "tabulate simulated against measured runs: per configuration and workload, and per metric",
+		ArgsUsage: " ",
+		Description: `Pairs measured and simulated runs by configuration, workload and repetition and prints
+two tables: per configuration, workload and metric the measured median over repetitions,
+the simulated median, the absolute percentage error and the signed error (positive: the
+simulator over-predicts); then per metric the paired runs, MAPE, median APE, max APE and
+mean signed error. Runs without a partner are listed under the tables. Metrics (vLLM's
+definitions, percentiles by linear interpolation) are computed from per-request values
+on both sides.
+
+With --out DIR it also writes errors.md, errors.csv, overall.csv, unpaired.csv and, per
+configuration and workload, cdf__CONFIG__WORKLOAD.png: the CDFs of TTFT, TPOT and E2E,
+measured against simulated.
+
+Examples:
+  ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_conv.csv -o sim/h100-tp1__conv
+  ftk validate e2e --measured bench/ --simulated sim/ --out report
+  ftk validate e2e -m h100-tp1__conv__r1.json -m h100-tp1__conv__r2.json -s sim/h100-tp1__conv --format markdown
+  ftk validate e2e --manifest runs.yaml --metrics ttft_p99_ms,tpot_mean_ms --format csv`,
+		Flags: append(runInputFlags(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text, markdown or csv (csv: the per-row table, a blank line, the per-metric table)"},
+			&cli.StringFlag{Name: "out", Usage: "directory for the Markdown and CSV tables and the CDF plots (PNG)"},
+		),
+		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return usageError("validate e2e: %v (see 'ftk validate e2e --help')", err)
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			format := cmd.String("format")
+			if format != "text" && format != "markdown" && format != "csv" {
+				return usageError("--format %q: want text, markdown or csv", format)
+			}
+			runs, metrics, err := validateInputs(cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := validate.Compare(runs, metrics)
+			if err != nil {
+				return err
+			}
+			w := cmd.Root().Writer
+			switch format {
+			case "markdown":
+				err = rep.WriteMarkdown(w)
+			case "csv":
+				if err = rep.WriteCSV(w); err == nil {
+					fmt.Fprintln(w)
+					err = rep.WriteOverallCSV(w)
+				}
+			default:
+				err = rep.WriteText(w)
+			}
+			if err != nil {
+				return err
+			}
+			if dir := cmd.String("out"); dir != "" {
+				files, err := rep.WriteFiles(dir)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.Root().ErrWriter, "wrote %d files to %s\n", len(files), dir)
+			}
+			return nil
+		},
+	}
+}
+
+func validateCalibrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "calibrate",
+		Usage:     "fit global corrections (host time per step, launch cost, per-family scales) to measured runs",
+		ArgsUsage: " ",
+		Description: `Runs the simulations again (from their output directories: same configuration, same
+requests) with candidate corrections and fits them to the measured runs, minimising the
+MAPE of the metrics (CMA-ES then Nelder-Mead, seeded: the same inputs give the same file).
+Corrections: host_ms_per_step (host time added to every engine step), launch_us
+(per-kernel launch cost), family_scale.linear_op / attention / moe / collective (device
+time of an operator family). A correction that does not move the metrics of the fitted
+runs is not fitted and is left out of the file. Weak prior: scales and launch cost stay
+near their start unless the runs say otherwise (0.1 MAPE point x ln(ratio)^2).
+
+Split: by default leave one workload out (one fit per workload without it, whose error
+on it is the held-out column, then a final fit on all workloads, written to --out);
+--fit-workloads fits on those workloads and holds the others out. The report shows the
+error before calibration, on the fitted runs and on the held-out runs in separate columns.
+
+The calibration YAML is what 'ftk simulate --calibration FILE' reads.
+
+Examples:
+  ftk validate calibrate --measured bench/ --simulated sim/ --out calibration.yaml
+  ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_ms_per_step,linear_op --out cal.yaml
+  ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_code.csv --calibration cal.yaml -o sim2`,
+		Flags: append(runInputFlags(),
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "calibration YAML to write (required)"},
+			&cli.StringSliceFlag{Name: "fit-workloads", Usage: "workloads to fit on; the others are held out (default: leave one workload out)"},
+			&cli.StringSliceFlag{Name: "params", Usage: "corrections to fit (default: all): " + strings.Join(validate.CalibrationParams(), ", ")},
+			&cli.IntFlag{Name: "max-simulations", Value: 2000, Usage: "most simulations per fit (each evaluation simulates every fitted run once)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text or csv"},
+		),
+		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return usageError("validate calibrate: %v (see 'ftk validate calibrate --help')", err)
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			out, format := cmd.String("out"), cmd.String("format")
+			if out == "" {
+				return usageError("validate calibrate needs --out FILE for the calibration YAML")
+			}
+			if format != "text" && format != "csv" {
+				return usageError("--format %q: want text or csv", format)
+			}
+			if n := cmd.Int("max-simulations"); n < 10 {
+				return usageError("--max-simulations %d: want at least 10", n)
+			}
+			runs, metrics, err := validateInputs(cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := validate.Calibrate(runs, validate.CalibrateOptions{
+				Metrics: metrics, FitWorkloads: cmd.StringSlice("fit-workloads"), Params: cmd.StringSlice("params"),
+				MaxSimulations: cmd.Int("max-simulations"),
+			})
+			if err != nil {
+				return err
+			}
+			if err := rep.WriteCalibrationFile(out); err != nil {
+				return err
+			}
+			write := rep.WriteText
+			if format == "csv" {
+				write = rep.WriteCSV
+			}
+			if err := write(cmd.Root().Writer); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s\n", out)
+			return err
 		},
 	}
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/simulate"
+)
+
+func TestSimulateRuns(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--device", "h100", "--replicas", "2",
+		"--workload", "fixed:512x32", "--rate", "20", "--num-requests", "200", "--seed", "5",
+		"--max-num-seqs", "64", "-o", dir, "--chrome-trace", filepath.Join(dir, "trace.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"TTFT", "TPOT", "ITL", "E2E", "200 arrived, 200 completed", "roofline", "2 replica(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sum.Config; c.Layout.DP != 2 || c.Engine.MaxNumSeqs != 64 || c.Workload.Seed != 5 || len(sum.Replicas) != 2 {
+		t.Errorf("summary config %+v, %d replicas", c, len(sum.Replicas))
+	}
+	for _, f := range []string{simulate.RequestsCSVFile, simulate.RequestsArrowFile, simulate.ConfigFile, "trace.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// The run's config.yaml reproduces it; a flag overrides it.
+	dir2 := t.TempDir()
+	out2, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, simulate.ConfigFile), "-o", dir2, "--max-num-seqs", "8")
+	if code != 0 {
+		t.Fatalf("rerun exit %d: %s", code, errOut)
+	}
+	sum2, err := simulate.ReadSummary(filepath.Join(dir2, simulate.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.Config.Engine.MaxNumSeqs != 8 || sum2.Config.Workload != sum.Config.Workload || out2 == out {
+		t.Errorf("rerun config %+v", sum2.Config)
+	}
+}
+
+func TestSimulateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(trace, []byte("arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,10\n1,10,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := filepath.Join(dir, "sim.yaml")
+	if err := os.WriteFile(yaml, []byte("model: llama-3.1-8b\nengine:\n  max_batched_tokens: 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown option", []string{"--model", "llama-3.1-8b", "--max-batched-tokens", "100"}, 2, "max-batched-tokens"},
+		{"unknown option in config", []string{"--config", yaml}, 2, "unknown option max_batched_tokens"},
+		{"no model", []string{"--workload", "fixed:10x10", "--num-requests", "1"}, 2, "needs --model"},
+		{"no arrivals", []string{"--model", "llama-3.1-8b"}, 2, "--trace FILE or --workload"},
+		{"trace and workload", []string{"--model", "llama-3.1-8b", "--trace", trace, "--workload", "fixed:1x1"}, 2, "not both"},
+		{"zero output tokens", []string{"--model", "llama-3.1-8b", "--trace", trace}, 1, "bad.csv:3"},
+		{"missing trace", []string{"--model", "llama-3.1-8b", "--trace", filepath.Join(dir, "none.csv")}, 1, "none.csv"},
+		{"weights do not fit", []string{"--model", "llama-3.3-70b", "--workload", "fixed:10x10", "--num-requests", "1"}, 1, "weights need"},
+		{"bad block size", []string{"--model", "llama-3.1-8b", "--workload", "fixed:10x10", "--num-requests", "1", "--block-size", "0"}, 1, "block_size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			_, errOut, code := ftk(t, append([]string{"simulate", "-o", out}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.code, errOut, tc.want)
+			}
+			if strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("error is not one line: %q", errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a failed run created %s", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package collect
+
+import (
+	"path/filepath"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// The CSV layouts collect writes. Each file starts with the columns of the
+// Frontier (or Vidur, for network files; FORMATS.md for cpu_overhead) file
+// of the same family, in the same order, so readers of those formats read
+// ours; collect's own columns follow at the end (extraColumns).
+
+// opOrder is the order of operator columns per family, as in the Frontier
+// files; a file has the columns of the operators its plan measures.
+var opOrder = map[spec.Family][]string{
+	spec.FamilyLinear: {spec.OpEmb, spec.OpInputLayernorm, spec.OpAttnPreProj, spec.OpAttnRope, spec.OpAttnPostProj,
+		spec.OpPostAttnLayernorm, spec.OpMLPUpProj, spec.OpMLPAct, spec.OpMLPDownProj, spec.OpAdd,
+		spec.OpSharedUpProj, spec.OpSharedAct, spec.OpSharedDownProj, spec.OpLMHead},
+	spec.FamilyAttention: {spec.OpAttnInputReshape, spec.OpAttnKVCacheSave, spec.OpAttnPrefill, spec.OpAttnDecode, spec.OpAttnOutputReshape},
+	spec.FamilyMoE:       {spec.OpMoEGatingLinear, spec.OpMoERoutingTopK, spec.OpMoEShuffling, spec.OpMoEGroupedGEMM},
+}
+
+var linearKeys = []string{"n_head", "n_kv_head", "n_embd", "n_expanded_embd", "vocab_size", "use_gated_mlp", "use_qk_norm",
+	"attn_output_gate", "num_tokens", "num_tensor_parallel_workers", "padded_n_embd", "padded_n_expanded_embd", "model_arch",
+	"is_step2_mini", "share_expert_dim", "share_q_dim", "measurement_type", "profiling_precision", "quant_signature",
+	"model_architecture_profile"}
+
+var attentionKeys = []string{"n_embd", "n_q_head", "n_kv_head", "block_size", "num_tensor_parallel_workers", "max_model_len",
+	"batch_size", "prefill_chunk_size", "kv_cache_size", "is_prefill", "attention_backend", "is_mixed_batch", "mode",
+	"seq_lens", "total_tokens", "max_seq_len", "min_seq_len", "avg_seq_len", "equal_seq_len", "seq_len_variance",
+	"seq_len_std", "seq_len_cv", "is_chunked_prefill_sample", "chunk_start_token", "chunk_end_token",
+	"total_prefill_tokens", "profiling_precision", "model_arch", "quant_signature", "measurement_type",
+	"model_architecture_profile", "prefill_seq_lens", "prefill_kv_cache_sizes", "decode_kv_cache_sizes",
+	"num_prefill_seqs", "num_decode_seqs", "decode_batch_size", "total_batch_size", "total_decode_tokens",
+	"decode_avg_kv_cache_size", "batch_composition_ratio", "is_true_mixed_batch",
+	// collect's: the new tokens of the batch, the feature of the token-wise attention ops.
+	"num_tokens"}
+
+var moeKeys = []string{"num_tokens", "num_experts", "num_experts_per_device", "expert_parallel_size",
+	"routing_runtime_path", "routing_assignment_policy", "routing_weight_policy", "routing_uses_router_logits",
+	"gating_runtime_context", "gating_runtime_context_impl", "router_topk", "hidden_dim", "expert_hidden_dim",
+	"use_gated", "num_tensor_parallel_workers", "total_routed_tokens", "model_expansion_ratio", "tokens_per_expert_avg",
+	"tokens_to_experts_ratio", "expert_utilization", "min_load_ratio", "load_imbalance_cv", "max_load_ratio",
+	"load_entropy", "load_gini_coefficient", "load_distribution", "seed", "moe_grouped_gemm_backend",
+	"measurement_type", "profiling_precision", "model_arch", "quant_signature", "model_architecture_profile",
+	// collect's: the grouped GEMM's second feature, the in-expert TP degree,
+	// the EP rank measured and its per-expert token counts.
+	"max_expert_tokens", "expert_tensor_parallel_size", "ep_rank", "expert_token_counts"}
+
+// networkKeys follow the Vidur network files; the first, unnamed column is
+// the row index as pandas writes it.
+var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices_per_node", "max_devices_per_node",
+	"measurement_type", "profiling_precision"}
+
+// hostColumns is the CPU overhead schema of FORMATS.md, milliseconds.
+var hostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
+	"scheduling_mode", "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
+	"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
+	"process_model_outputs_median", "ray_comm_time_mean", "measurement_type"}
+
+// hostColumnOf names the FORMATS.md column prefix of each host op.
+var hostColumnOf = map[string]string{
+	spec.OpCPUSchedule: "schedule", spec.OpCPUSampler: "sampler_e2e", spec.OpCPUPrepareInputs: "prepare_inputs_e2e",
+	spec.OpCPUProcessOutputs: "process_model_outputs", spec.OpCPURayComm: "ray_comm_time",
+}
+
+// extraColumns close every file: where the row came from. profiling_backend
+// is "synthetic" for rows of the device model; shape_id keys resume; the
+// GPU telemetry columns are blank without NVML.
+var extraColumns = []string{"profiling_backend", "impl", "device", "model_name", "shape_id",
+	"sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w", "clock_event_reasons", "remeasured"}
+
+var statNames = []string{"min", "max", "mean", "median", "std", "count"}
+
+// timeColumns returns the time_stats.<op>.* columns of ops.
+func timeColumns(ops []string) []string {
+	out := make([]string, 0, 6*len(ops))
+	for _, o := range ops {
+		for _, s := range statNames {
+			out = append(out, "time_stats."+o+"."+s)
+		}
+	}
+	return out
+}
+
+// fileKey names one output file: a family (and, for collectives, the
+// collective) under one measurement type.
+type fileKey struct {
+	Family      spec.Family
+	Collective  string
+	Measurement string
+}
+
+// fileSuffix maps measurement types to file name suffixes (FORMATS.md:
+// <family>.csv is CUDA_EVENT, <family>_kernel_only.csv KERNEL_ONLY).
+func fileSuffix(measurement string) string {
+	switch measurement {
+	case spec.KernelOnly:
+		return "_kernel_only"
+	case spec.CPUTime:
+		return "_cpu"
+	}
+	return ""
+}
+
+// relPath is the file's path inside the sweep folder.
+func (k fileKey) relPath() string {
+	switch k.Family {
+	case spec.FamilyCollective:
+		return filepath.Join("network", k.Collective+fileSuffix(k.Measurement)+".csv")
+	case spec.FamilyCPU:
+		return "cpu_overhead.csv"
+	}
+	return string(k.Family) + fileSuffix(k.Measurement) + ".csv"
+}
+
+// header returns the columns of the file; ops are the operators the plan
+// measures in it.
+func (k fileKey) header(ops []string) []string {
+	var h []string
+	switch k.Family {
+	case spec.FamilyLinear:
+		h = append(timeColumns(ordered(k.Family, ops)), linearKeys...)
+	case spec.FamilyAttention:
+		h = append(timeColumns(ordered(k.Family, ops)), attentionKeys...)
+	case spec.FamilyMoE:
+		h = append(timeColumns(ordered(k.Family, ops)), moeKeys...)
+	case spec.FamilyCollective:
+		h = append([]string{""}, timeColumns([]string{k.Collective})...)
+		h = append(h, networkKeys...)
+	case spec.FamilyCPU:
+		h = append([]string(nil), hostColumns...)
+	}
+	for _, c := range extraColumns {
+		if !contains(h, c) {
+			h = append(h, c)
+		}
+	}
+	return h
+}
+
+// ordered returns ops in the family's column order.
+func ordered(f spec.Family, ops []string) []string {
+	var out []string
+	for _, o := range opOrder[f] {
+		if contains(ops, o) {
+			out = append(out, o)
+		}
+	}
+	for _, o := range ops { // operators the catalog adds later go last
+		if !contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package collect
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+)
+
+// progress reports shapes done: a bar on a terminal, else one line per
+// minute.
+type progress interface {
+	Done(failed bool)
+	Close()
+}
+
+// newProgress returns a bar when bar is set, else the periodic log.
+func newProgress(w io.Writer, total int, bar bool) progress {
+	if bar {
+		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
+		b := p.AddBar(int64(total),
+			mpb.PrependDecorators(decor.Name("collect "), decor.CountersNoUnit("%d/%d shapes")),
+			mpb.AppendDecorators(decor.AverageSpeed(0, " %.1f/s"), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))
+		return &barProgress{p: p, b: b}
+	}
+	return &logProgress{w: w, total: total, start: time.Now(), last: time.Now(), every: time.Minute}
+}
+
+type barProgress struct {
+	p *mpb.Progress
+	b *mpb.Bar
+}
+
+func (b *barProgress) Done(bool) { b.b.Increment() }
+
+func (b *barProgress) Close() {
+	if !b.b.Completed() {
+		b.b.Abort(false)
+	}
+	b.p.Wait()
+}
+
+// logProgress prints "collect: 120/4174 shapes (2.9%), 35.1 shapes/s, ETA
+// 1m55s, 0 failed" at most once per interval.
+type logProgress struct {
+	w                io.Writer
+	total, n, failed int
+	start, last      time.Time
+	every            time.Duration
+}
+
+func (l *logProgress) Done(failed bool) {
+	l.n++
+	if failed {
+		l.failed++
+	}
+	if now := time.Now(); now.Sub(l.last) >= l.every {
+		l.last = now
+		l.print(now)
+	}
+}
+
+func (l *logProgress) print(now time.Time) {
+	el := now.Sub(l.start).Seconds()
+	rate := float64(l.n) / max(el, 1e-9)
+	eta := time.Duration(float64(l.total-l.n)/max(rate, 1e-9)) * time.Second
+	fmt.Fprintf(l.w, "collect: %d/%d shapes (%.1f%%), %.1f shapes/s, ETA %s, %d failed\n",
+		l.n, l.total, 100*float64(l.n)/float64(max(l.total, 1)), rate, eta.Round(time.Second), l.failed)
+}
+
+func (l *logProgress) Close() {}

@@ -1,0 +1,94 @@
+package collect
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Synthetic is the built-in device model as a backend (DESIGN section 6):
+// every time comes from spec.Roofline for the named device (the host
+// family from the host model of hostmodel.go), with seeded multiplicative
+// log-normal noise per repetition. The noise of a request depends only on
+// the seed and the request ID, so any order, shard or resume of a sweep
+// gives the same numbers.
+//
+// MoE runtime contract: a standalone_legacy gating op, timed cold, pays
+// coldLaunchFactor times the eager launch cost in CUDA_EVENT timings (its
+// kernels are the same, so KERNEL_ONLY is unchanged); the uniform_topk
+// routing path skips the softmax kernel of the standard fused top-k.
+type Synthetic struct {
+	hot, cold spec.Roofline
+	seed      uint64
+}
+
+// Noise and cold-start constants of the synthetic backend.
+const (
+	eventNoise  = 0.03 // sigma of log-normal noise on CUDA_EVENT timings
+	kernelNoise = 0.01 // on KERNEL_ONLY timings
+	hostNoise   = 0.05 // on host timings
+	// coldLaunchFactor is how much slower a cold eager launch is than a
+	// hot one (about 3x on the A800 profiles, FORMATS.md).
+	coldLaunchFactor = 3
+)
+
+// NewSynthetic returns the synthetic backend for dev.
+func NewSynthetic(dev *spec.Device, seed uint64) *Synthetic {
+	cold := *dev
+	cold.LaunchUs *= coldLaunchFactor
+	return &Synthetic{hot: spec.Roofline{Device: dev}, cold: spec.Roofline{Device: &cold}, seed: seed}
+}
+
+// Measure returns the modelled timing of req.
+func (s *Synthetic) Measure(ctx context.Context, req *Request) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	base := s.baseMs(req)
+	sigma := eventNoise
+	switch req.measurement {
+	case spec.KernelOnly:
+		sigma = kernelNoise
+	case spec.HostWall:
+		sigma = hostNoise
+	}
+	rng := rand.New(rand.NewPCG(s.seed, requestHash(req.ID)))
+	samples := make([]float64, max(req.Repeats, 1))
+	for i := range samples {
+		samples[i] = base * math.Exp(sigma*rng.NormFloat64())
+	}
+	impl := "synthetic_roofline"
+	if req.op.Family == spec.FamilyCPU {
+		impl = "synthetic_host_model"
+	}
+	return &Response{ID: req.ID, OK: true, Stats: summarize(samples), Impl: impl, Device: s.hot.Device.Name, DType: "bfloat16"}, nil
+}
+
+// Close does nothing: the model holds no resources.
+func (s *Synthetic) Close() error { return nil }
+
+// baseMs is the noise-free time of req under its measurement type.
+func (s *Synthetic) baseMs(req *Request) float64 {
+	o := *req.op
+	sh := req.Shape
+	if o.Family == spec.FamilyCPU {
+		return hostMs(s.hot.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
+	}
+	r := s.hot
+	if sh.GatingContext == spec.GatingStandalone && (o.Name == spec.OpMoEGatingLinear || o.Name == spec.OpMoERoutingTopK) {
+		r = s.cold
+	}
+	if o.Name == spec.OpMoERoutingTopK && sh.RoutingPath == RoutingUniform {
+		o.Kernels = max(1, o.Kernels-1)
+	}
+	return r.TimeMs(&o, req.features, req.measurement)
+}
+
+func requestHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}

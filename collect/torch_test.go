@@ -1,0 +1,139 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// torchLimits keep CPU torch sweeps to seconds.
+var torchLimits = spec.EngineLimits{MaxNumBatchedTokens: 8, MaxNumSeqs: 2, MaxModelLen: 8}
+
+// needTorch returns a Python with torch. These tests measure the real
+// worker code and fail without it: CI installs Debian's python3-torch.
+func needTorch(t *testing.T) string {
+	t.Helper()
+	py, _, err := FindPython(context.Background(), "")
+	if err != nil {
+		t.Fatalf("the torch worker tests need PyTorch: %v", err)
+	}
+	return py
+}
+
+// The torch worker on the CPU measures every family and writes rows in
+// the same formats as a GPU run, labelled CPU.
+func TestTorchWorkerCPUSweep(t *testing.T) {
+	py := needTorch(t)
+	dir := t.TempDir()
+	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 2, EP: 2}})
+	o := Options{Plan: c, Out: dir, Backend: BackendTorch, Warmup: 1, Repeats: 2,
+		Torch: TorchOptions{DeviceKind: KindCPU, Python: py, Threads: 1}}
+	var log strings.Builder
+	o.Log = &log
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	p, _ := NewPlan(c)
+	if sum.Failed != 0 || sum.Measured != len(p.Shapes) {
+		t.Fatalf("summary %+v, plan %d shapes\n%s", sum, len(p.Shapes), log.String())
+	}
+	sweep := SweepDir(dir, deviceCPU, "tiny-moe", Shard{})
+	files := csvFiles(t, sweep)
+	for _, want := range []string{"linear_op_cpu.csv", "attention_cpu.csv", "moe_cpu.csv", "network/all_reduce_cpu.csv",
+		"network/ep_dispatch_cpu.csv", "network/ep_combine_cpu.csv", "cpu_overhead.csv"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("no %s among %v", want, files)
+		}
+	}
+	for _, f := range files {
+		h, rows := readCSV(t, filepath.Join(sweep, f))
+		if len(rows) == 0 {
+			t.Errorf("%s: no rows", f)
+			continue
+		}
+		wantType := spec.CPUTime
+		if f == "cpu_overhead.csv" {
+			wantType = spec.HostWall
+		}
+		for i, r := range rows {
+			if r[slices.Index(h, "measurement_type")] != wantType || r[slices.Index(h, "profiling_backend")] != BackendTorch {
+				t.Fatalf("%s row %d: measurement %s backend %s", f, i+1, r[slices.Index(h, "measurement_type")], r[slices.Index(h, "profiling_backend")])
+			}
+			impl := r[slices.Index(h, "impl")]
+			if impl == "" || strings.Contains(impl, "synthetic") {
+				t.Fatalf("%s row %d: impl %q", f, i+1, impl)
+			}
+		}
+	}
+	h, rows := readCSV(t, filepath.Join(sweep, "linear_op_cpu.csv"))
+	for _, v := range column(t, h, rows, "time_stats.attn_pre_proj.median") {
+		if v == "" || v == "0" {
+			t.Errorf("attn_pre_proj median %q: want a positive CPU time", v)
+		}
+	}
+	meta, err := readMeta(sweep)
+	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Precision != "FP32" || meta.Device != deviceCPU {
+		t.Errorf("yaml: %+v %v", meta, err)
+	}
+}
+
+func TestKillAndResumeTorchCPU(t *testing.T) {
+	py := needTorch(t)
+	killMidway(t, helperConfig{Out: t.TempDir(), Backend: BackendTorch, Python: py,
+		Families: []spec.Family{spec.FamilyLinear, spec.FamilyAttention}}, 15)
+}
+
+// A worker that dies or hangs is killed and started again on the next
+// request.
+func TestTorchWorkerRestarts(t *testing.T) {
+	py := needTorch(t)
+	b, err := newTorchBackend(py, "cpu", 1, nil, nil, "worker 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m := tinyMoE(t)
+	p, err := NewPlan(planConfig(m, torchLimits, []spec.Layout{{TP: 1}}, spec.FamilyLinear))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &p.Shapes[0]
+	req := newRequest(m, s, s.Op(spec.OpAttnPreProj), spec.CPUTime, 0, 2)
+	ctx := context.Background()
+	if _, err := b.Measure(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	first := b.p.cmd.Process.Pid
+	t.Logf("%s started", time.Now().Format("15:04:05.000"))
+	b.p.cmd.Process.Kill() // the worker dies between requests
+	if _, err := b.Measure(ctx, req); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("request to a dead worker: %v", err)
+	}
+	resp, err := b.Measure(ctx, req)
+	if err != nil || !resp.OK || b.p.cmd.Process.Pid == first {
+		t.Fatalf("after a restart: %+v, %v", resp, err)
+	}
+	t.Logf("%s restarted", time.Now().Format("15:04:05.000"))
+	// A request that outlives its deadline: the worker is killed.
+	slow := *req
+	slow.Shape.K, slow.Shape.N, slow.Shape.Tokens, slow.Repeats = 2048, 2048, 2048, 10000
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := b.Measure(tctx, &slow); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung request: %v", err)
+	}
+	if b.p != nil {
+		t.Fatal("the hung worker is still attached")
+	}
+	t.Logf("%s killed", time.Now().Format("15:04:05.000"))
+	if _, err := b.Measure(ctx, req); err != nil {
+		t.Fatalf("after a hang: %v", err)
+	}
+}

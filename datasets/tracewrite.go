@@ -1,0 +1,161 @@
+package datasets
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// WriteTrace writes requests as a trace CSV that ReadTrace reads back to
+// the same requests. Columns: arrived_at (only when the requests have
+// arrival times), num_prefill_tokens, num_decode_tokens, then session_id and
+// prefix_hash when any request has one. Arrival times are written as the
+// shortest fixed-notation decimal that reads back to the same float64
+// (strconv.FormatFloat(t, 'f', -1, 64): "0", "4.314579",
+// "5.8926549999999995"), so the round trip is exact and identical input
+// gives byte-identical output. Generated arrivals are whole microseconds,
+// so they print with at most six decimals. The file is written to a temporary file in the same directory and
+// renamed into place, so a failed write never leaves a partial trace.
+func WriteTrace(path string, reqs []Request) error {
+	return WriteTraceInfo(path, reqs, TraceInfo{})
+}
+
+// WriteTraceInfo is WriteTrace that also records info: with
+// TokensEstimated it adds a token_counts column holding "estimated".
+func WriteTraceInfo(path string, reqs []Request, info TraceInfo) error {
+	if err := checkRequests(reqs); err != nil {
+		return fmt.Errorf("write trace %s: %w", path, err)
+	}
+	arrivals := HasArrivals(reqs)
+	var session, prefix bool
+	for _, r := range reqs {
+		session = session || r.Session != ""
+		prefix = prefix || r.PrefixHash != ""
+	}
+	return writeFileAtomic(path, func(w *bufio.Writer) error {
+		var header []string
+		if arrivals {
+			header = append(header, ColArrivedAt)
+		}
+		header = append(header, ColPrompt, ColOutput)
+		if session {
+			header = append(header, ColSession)
+		}
+		if prefix {
+			header = append(header, ColPrefixHash)
+		}
+		if info.TokensEstimated {
+			header = append(header, ColTokenCounts)
+		}
+		w.WriteString(strings.Join(header, ","))
+		w.WriteByte('\n')
+		buf := make([]byte, 0, 128)
+		for _, r := range reqs {
+			buf = buf[:0]
+			if arrivals {
+				buf = strconv.AppendFloat(buf, r.ArrivalS, 'f', -1, 64)
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, int64(r.PromptTokens), 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, int64(r.OutputTokens), 10)
+			if session {
+				buf = appendCSVField(append(buf, ','), r.Session)
+			}
+			if prefix {
+				buf = appendCSVField(append(buf, ','), r.PrefixHash)
+			}
+			if info.TokensEstimated {
+				buf = append(buf, ",estimated"...)
+			}
+			buf = append(buf, '\n')
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkRequests checks what ReadTrace would refuse: token counts below 1,
+// arrival times that are partly missing, negative, not finite or decreasing,
+// and strings that cannot sit in one CSV line.
+func checkRequests(reqs []Request) error {
+	if len(reqs) == 0 {
+		return fmt.Errorf("no requests")
+	}
+	arrivals := HasArrivals(reqs)
+	prev := 0.0
+	for i, r := range reqs {
+		switch {
+		case r.PromptTokens < 1 || r.PromptTokens > maxTokens:
+			return fmt.Errorf("request %d: prompt tokens %d out of range [1, %d]", i, r.PromptTokens, maxTokens)
+		case r.OutputTokens < 1 || r.OutputTokens > maxTokens:
+			return fmt.Errorf("request %d: output tokens %d out of range [1, %d]", i, r.OutputTokens, maxTokens)
+		case strings.ContainsAny(r.Session, "\r\n") || strings.ContainsAny(r.PrefixHash, "\r\n"):
+			return fmt.Errorf("request %d: session or prefix hash contains a line break", i)
+		}
+		if math.IsNaN(r.ArrivalS) == arrivals {
+			return fmt.Errorf("request %d: some requests have arrival times and some do not", i)
+		}
+		if !arrivals {
+			continue
+		}
+		if math.IsInf(r.ArrivalS, 0) || r.ArrivalS < 0 {
+			return fmt.Errorf("request %d: arrival %g s must be finite and >= 0", i, r.ArrivalS)
+		}
+		if i > 0 && r.ArrivalS < prev {
+			return fmt.Errorf("request %d: arrival %g s is before the previous %g s", i, r.ArrivalS, prev)
+		}
+		prev = r.ArrivalS
+	}
+	return nil
+}
+
+// appendCSVField appends s, quoted when it holds a comma, a quote or
+// surrounding spaces.
+func appendCSVField(buf []byte, s string) []byte {
+	if !strings.ContainsAny(s, `,"`) && strings.TrimSpace(s) == s {
+		return append(buf, s...)
+	}
+	buf = append(buf, '"')
+	buf = append(buf, strings.ReplaceAll(s, `"`, `""`)...)
+	return append(buf, '"')
+}
+
+// writeFileAtomic writes a file through write into a temporary file in the
+// same directory and renames it into place; on any error the temporary file
+// is removed and path is left untouched.
+func writeFileAtomic(path string, write func(w *bufio.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<16)
+	if err = write(w); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Workload kinds.
+const (
+	// KindFixed: every request has the same prompt and output length.
+	KindFixed = "fixed"
+	// KindSampled: (prompt, output) pairs drawn with replacement from a
+	// real trace, keeping each pair's correlation.
+	KindSampled = "sampled"
+	// KindTrace: a trace file replayed in order.
+	KindTrace = "trace"
+)
+
+// Builtin is a built-in workload whose lengths come from a real trace.
+type Builtin struct {
+	Name string // workload spec, e.g. "splitwise-conv"
+	File string // path relative to the shared directory
+	Doc  string // one-line description
+}
+
+// builtins are the built-in trace-backed workloads (read-only).
+var builtins = [...]Builtin{
+	{"splitwise-conv", "traces/splitwise_conv.csv", "Azure LLM inference trace 2023, conversation (Splitwise); has arrival times"},
+	{"splitwise-code", "traces/splitwise_code.csv", "Azure LLM inference trace 2023, code completion (Splitwise); has arrival times"},
+	{"arxiv-summarization", "traces/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", "arXiv summarization, Llama 2 tokenizer lengths; no arrival times"},
+}
+
+// Builtins returns the built-in trace-backed workloads, found under the
+// shared directory (see SharedDir).
+func Builtins() []Builtin { b := builtins; return b[:] }
+
+// FixedWorkloads returns the standard fixed-length workloads; any fixed:PxO
+// with P, O >= 1 is accepted.
+func FixedWorkloads() []string {
+	return []string{"fixed:1024x1024", "fixed:1024x256", "fixed:256x1024"}
+}
+
+// SharedEnv is the environment variable that overrides the shared
+// directory.
+const SharedEnv = "FTK_SHARED"
+
+// SharedDir returns the directory holding the shared fixtures (traces/,
+// profiles/, models/): $FTK_SHARED when set, else "../shared" relative to
+// the working directory.
+func SharedDir() string {
+	if d := os.Getenv(SharedEnv); d != "" {
+		return d
+	}
+	return filepath.Join("..", "shared")
+}
+
+// Workload is a distribution of request lengths, optionally with recorded
+// arrival times. Make one with ParseWorkload; the zero value is not valid.
+type Workload struct {
+	// Name is the spec it was parsed from, e.g. "fixed:1024x256",
+	// "splitwise-conv" or "trace:run1.csv".
+	Name string
+	// Kind is KindFixed, KindSampled or KindTrace.
+	Kind string
+	// PromptTokens and OutputTokens are the lengths of a fixed workload.
+	PromptTokens, OutputTokens int
+	// Path is the trace file behind a sampled or trace workload.
+	Path string
+	// TokensEstimated is true when the trace file's token counts are
+	// estimates (see TraceInfo).
+	TokensEstimated bool
+
+	reqs []Request // the trace rows of a sampled or trace workload
+}
+
+// HasArrivals reports whether the workload has recorded arrival times that
+// the "replay" arrival process can use.
+func (w Workload) HasArrivals() bool { return HasArrivals(w.reqs) }
+
+// Requests returns the rows of the trace behind a sampled or trace workload
+// (shared, do not modify), or nil for a fixed workload.
+func (w Workload) Requests() []Request { return w.reqs }
+
+// String returns the workload's spec.
+func (w Workload) String() string { return w.Name }
+
+// ParseWorkload parses a workload spec, finding built-in traces under
+// SharedDir():
+//
+//	fixed:PxO             P prompt and O output tokens, e.g. fixed:1024x256
+//	splitwise-conv        lengths sampled from ../shared/traces/splitwise_conv.csv
+//	splitwise-code        lengths sampled from ../shared/traces/splitwise_code.csv
+//	arxiv-summarization   lengths sampled from the arXiv summarization trace
+//	trace:PATH            a trace CSV replayed in order (lengths, and arrival
+//	                      times when it has them)
+func ParseWorkload(s string) (Workload, error) {
+	return ParseWorkloadIn(s, SharedDir())
+}
+
+// ParseWorkloadIn is ParseWorkload with built-in traces found under
+// sharedDir.
+func ParseWorkloadIn(s, sharedDir string) (Workload, error) {
+	switch {
+	case strings.HasPrefix(s, "fixed:"):
+		p, o, ok := strings.Cut(strings.TrimPrefix(s, "fixed:"), "x")
+		pn, perr := strconv.Atoi(p)
+		on, oerr := strconv.Atoi(o)
+		if !ok || perr != nil || oerr != nil || pn < 1 || on < 1 || pn > maxTokens || on > maxTokens {
+			return Workload{}, fmt.Errorf("workload %q: want fixed:PxO with prompt and output tokens >= 1, e.g. fixed:1024x256", s)
+		}
+		return Workload{Name: s, Kind: KindFixed, PromptTokens: pn, OutputTokens: on}, nil
+	case strings.HasPrefix(s, "trace:"):
+		path := strings.TrimPrefix(s, "trace:")
+		if path == "" {
+			return Workload{}, fmt.Errorf("workload %q: want trace:PATH", s)
+		}
+		return loadTraceWorkload(s, KindTrace, path)
+	}
+	for _, b := range builtins {
+		if b.Name == s {
+			path := filepath.Join(sharedDir, filepath.FromSlash(b.File))
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return Workload{}, fmt.Errorf("workload %s needs %s, which does not exist: point --shared or $%s at the folder holding traces/", s, path, SharedEnv)
+			}
+			return loadTraceWorkload(s, KindSampled, path)
+		}
+	}
+	return Workload{}, fmt.Errorf("unknown workload %q: want fixed:PxO, %s or trace:PATH", s, strings.Join(BuiltinNames(), ", "))
+}
+
+// BuiltinNames returns the names of the built-in trace-backed workloads.
+func BuiltinNames() []string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.Name
+	}
+	return names
+}
+
+// IsWorkloadSpec reports whether s names a workload rather than a file:
+// it starts with fixed: or trace:, or is a built-in name.
+func IsWorkloadSpec(s string) bool {
+	if strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "trace:") {
+		return true
+	}
+	for _, b := range builtins {
+		if b.Name == s {
+			return true
+		}
+	}
+	return false
+}
+
+func loadTraceWorkload(name, kind, path string) (Workload, error) {
+	reqs, info, err := ReadTraceInfo(path)
+	if err != nil {
+		return Workload{}, fmt.Errorf("workload %s: %w", name, err)
+	}
+	return Workload{Name: name, Kind: kind, Path: path, TokensEstimated: info.TokensEstimated, reqs: reqs}, nil
+}

@@ -1,0 +1,83 @@
+package fit
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+)
+
+// assignFolds deals n rows into k folds: a permutation drawn from seed,
+// dealt round-robin, so fold sizes differ by at most one.
+func assignFolds(n, k int, seed uint64) []int {
+	perm := rand.New(rand.NewPCG(seed, 0x666f6c6473)).Perm(n)
+	folds := make([]int, n)
+	for pos, i := range perm {
+		folds[i] = pos % k
+	}
+	return folds
+}
+
+// keySeed derives a per-predictor seed, so predictors do not share folds
+// or bootstrap draws by accident and adding one leaves the others as they
+// were.
+func keySeed(seed uint64, key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return seed ^ h.Sum64()
+}
+
+// crossValidate returns out-of-fold predictions: row i is predicted by a
+// model trained on the rows of every other fold.
+func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p ForestParams, workers int) ([]float64, error) {
+	pred := make([]float64, len(rows))
+	for f := 0; f < k; f++ {
+		var train []Row
+		var test []int
+		for i, r := range rows {
+			if folds[i] == f {
+				test = append(test, i)
+			} else {
+				train = append(train, r)
+			}
+		}
+		if len(test) == 0 {
+			continue
+		}
+		m, err := trainModel(si, train, target, p, workers)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range test {
+			pred[i] = m.predict(rows[i].X)
+		}
+	}
+	return pred, nil
+}
+
+// ErrorStats summarise absolute percentage errors.
+type ErrorStats struct {
+	Rows int `json:"rows"`
+	// MAPE is the mean absolute percentage error, in percent.
+	MAPE float64 `json:"mape_pct"`
+	P50  float64 `json:"p50_ape_pct"`
+	P90  float64 `json:"p90_ape_pct"`
+	Max  float64 `json:"max_ape_pct"`
+}
+
+// errorStats compares predictions with measured times.
+func errorStats(pred []float64, rows []Row) ErrorStats {
+	apes := make([]float64, len(rows))
+	var s float64
+	for i, r := range rows {
+		apes[i] = 100 * math.Abs(pred[i]-r.TimeMs) / r.TimeMs
+		s += apes[i]
+	}
+	st := ErrorStats{Rows: len(rows)}
+	if len(rows) == 0 {
+		return st
+	}
+	sortFloats(apes)
+	st.MAPE = s / float64(len(rows))
+	st.P50, st.P90, st.Max = quantile(apes, 0.5), quantile(apes, 0.9), apes[len(apes)-1]
+	return st
+}

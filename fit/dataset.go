@@ -1,0 +1,60 @@
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// FromDataset selects the samples of one measurement type from a profile
+// dataset. Every sample becomes a row of its operator key; the sweep group
+// of a row is its variant (pure, mixed, true_mixed), so reduced batches
+// never silently merge with single-sequence shapes they disagree with.
+func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
+	if ds == nil || len(ds.Samples) == 0 {
+		return nil, errors.New("fit: the dataset has no samples")
+	}
+	if measurement == "" {
+		measurement = spec.CUDAEvent
+	}
+	ts := &TrainingSet{Device: ds.Manifest.Device, Model: ds.Manifest.Model, Measurement: measurement, Checksum: "sha256:" + ds.Checksum()}
+	byKey := map[spec.OpKey]int{}
+	models := map[string]bool{}
+	for _, s := range ds.Samples {
+		if s.Key.Measurement != measurement {
+			continue
+		}
+		if !(s.MedianMs > 0) || math.IsInf(s.MedianMs, 0) {
+			return nil, fmt.Errorf("fit: %s line %d: %s median %v ms is not a positive time", s.Source, s.Line, s.Key, s.MedianMs)
+		}
+		if s.Model != "" {
+			models[s.Model] = true
+		}
+		i, ok := byKey[s.Key]
+		if !ok {
+			i = len(ts.Ops)
+			byKey[s.Key] = i
+			ts.Ops = append(ts.Ops, OpRows{Key: s.Key})
+		}
+		ts.Ops[i].Rows = append(ts.Ops[i].Rows, Row{
+			X: s.Features, TimeMs: s.MedianMs, Group: s.Variant, Conflict: s.Conflict, Source: s.Source, Line: s.Line,
+		})
+	}
+	if len(ts.Ops) == 0 {
+		return nil, fmt.Errorf("fit: the dataset has no %s samples (it has %s); choose one with --measurement",
+			measurement, strings.Join(ds.Manifest.Measurements, ", "))
+	}
+	if ts.Model == "" && len(models) > 1 {
+		var names []string
+		for m := range models {
+			names = append(names, m)
+		}
+		return nil, fmt.Errorf("fit: the dataset mixes models %s; a bundle holds one model (ingest one model's profiles)", strings.Join(names, ", "))
+	}
+	ts.sortOps()
+	return ts, nil
+}

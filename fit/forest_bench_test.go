@@ -1,0 +1,68 @@
+package fit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func synthRows(n, d int, seed uint64) ([][]float64, []float64) { return synthRowsCard(n, d, 4096, seed) }
+
+func synthRowsCard(n, d, card int, seed uint64) ([][]float64, []float64) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	x := make([][]float64, n)
+	y := make([]float64, n)
+	for i := range x {
+		x[i] = make([]float64, d)
+		s := 0.0
+		for j := range x[i] {
+			x[i][j] = float64(r.IntN(card))
+			s += math.Sqrt(x[i][j])
+		}
+		y[i] = s + r.NormFloat64()
+	}
+	return x, y
+}
+
+func BenchmarkTrainForest1D(b *testing.B) {
+	x, y := synthRows(210, 1, 1)
+	p := ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
+	for b.Loop() {
+		if _, err := trainForest(x, y, p, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTrainForest2D(b *testing.B) {
+	x, y := synthRows(430, 2, 1)
+	p := ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
+	for b.Loop() {
+		if _, err := trainForest(x, y, p, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestGridMatchesForest(t *testing.T) {
+	for _, d := range []int{1, 2, 3} {
+		card := []int{0, 200, 40, 12}[d]
+		x, y := synthRowsCard(300, d, card, uint64(d))
+		f, err := trainForest(x, y, ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := compileGrid(f)
+		if g == nil {
+			t.Fatalf("d=%d: no grid", d)
+		}
+		probe, _ := synthRowsCard(2000, d, card+5, 99)
+		probe = append(probe, x...)
+		for _, q := range probe {
+			a, b := f.predict(q), g.predict(q)
+			if math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a)) {
+				t.Fatalf("d=%d x=%v: forest %g, grid %g", d, q, a, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package fit
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Predictor answers the time of one operator key. It is safe for
+// concurrent use.
+//
+// Inside the sampled domain (every feature within the range the training
+// rows spanned) it returns the forest's prediction. Outside, a forest would
+// return its edge value, so the predictor returns the prediction at the
+// nearest in-domain point plus the physical fallback's increment from there
+// to the query: continuous at the domain edge and growing with the physics
+// beyond it. Every such query is counted (Extrapolated).
+type Predictor struct {
+	meta *PredictorMeta
+	m    *model
+	// once compiles m's lookup grid on the first query (or Bundle.Compile),
+	// so loading a bundle does not pay for predictors a run never asks.
+	once  sync.Once
+	d     int
+	lo    [maxFeatures]float64
+	hi    [maxFeatures]float64
+	extra atomic.Int64
+}
+
+func newPredictor(meta *PredictorMeta, m *model) *Predictor {
+	p := &Predictor{meta: meta, m: m, d: len(meta.Domain)}
+	for i, fd := range meta.Domain {
+		p.lo[i], p.hi[i] = fd.Min, fd.Max
+	}
+	return p
+}
+
+// model returns the predictor's model with its grid compiled.
+func (p *Predictor) model() *model {
+	p.once.Do(p.m.compile)
+	return p.m
+}
+
+// Key is the operator key the predictor answers.
+func (p *Predictor) Key() spec.OpKey { return p.meta.Key }
+
+// Meta describes how the predictor was trained and how well it does.
+func (p *Predictor) Meta() *PredictorMeta { return p.meta }
+
+// Features are the predictor's features (spec.OpFeatures order).
+func (p *Predictor) Features() []string { return p.meta.Features }
+
+// Domain returns the sampled range of every feature.
+func (p *Predictor) Domain() []spec.Range {
+	out := make([]spec.Range, p.d)
+	for i := range out {
+		out[i] = spec.Range{Min: p.lo[i], Max: p.hi[i]}
+	}
+	return out
+}
+
+// Extrapolated returns the number of out-of-domain queries so far.
+func (p *Predictor) Extrapolated() int64 { return p.extra.Load() }
+
+// ResetExtrapolated sets the out-of-domain counter back to zero and returns
+// its value.
+func (p *Predictor) ResetExtrapolated() int64 { return p.extra.Swap(0) }
+
+// PredictMs returns the predicted median time in milliseconds for features
+// x (spec.OpFeatures order). Out-of-domain queries use the physical
+// fallback and are counted.
+func (p *Predictor) PredictMs(x []float64) float64 {
+	if len(x) != p.d {
+		return math.NaN()
+	}
+	out := false
+	var xc [maxFeatures]float64
+	for i, v := range x {
+		switch {
+		case v < p.lo[i]:
+			xc[i], out = p.lo[i], true
+		case v > p.hi[i]:
+			xc[i], out = p.hi[i], true
+		case v == v:
+			xc[i] = v
+		default: // NaN
+			return v
+		}
+	}
+	m := p.model()
+	if !out {
+		return m.predict(x)
+	}
+	p.extra.Add(1)
+	edge := xc[:p.d]
+	t := m.predict(edge) + m.fb.PredictMs(x) - m.fb.PredictMs(edge)
+	return math.Max(t, m.floorMs)
+}
+
+// InDomain reports whether x lies inside the sampled domain (no counting).
+func (p *Predictor) InDomain(x []float64) bool {
+	for i, v := range x {
+		if !(v >= p.lo[i] && v <= p.hi[i]) {
+			return false
+		}
+	}
+	return len(x) == p.d
+}
+
+// ForestMs is the forest alone at x, clamped to the domain: what a plain
+// random forest would answer (its edge value outside the domain).
+func (p *Predictor) ForestMs(x []float64) float64 {
+	var xc [maxFeatures]float64
+	for i, v := range x {
+		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
+	}
+	return p.model().predict(xc[:p.d])
+}
+
+// FallbackMs is the physical fallback alone at x.
+func (p *Predictor) FallbackMs(x []float64) float64 { return p.m.fb.PredictMs(x) }

@@ -1,0 +1,161 @@
+package fit
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// OpError is how one predictor does on the rows of a dataset.
+type OpError struct {
+	Key spec.OpKey
+	// Missing: the dataset has the operator but the bundle no predictor.
+	Missing bool
+	// Stats compare predictions with the dataset's medians on every row;
+	// Extrapolated counts rows outside the predictor's sampled domain.
+	Stats        ErrorStats
+	Extrapolated int
+	// CV and Holdout are the predictor's own figures from the bundle.
+	CV, Holdout ErrorStats
+	// Dropped is the number of rows fit left out when training.
+	Dropped int
+}
+
+// Report predicts every row of ts with b and summarises the errors per
+// operator key. The bundle must match the rows' device and measurement.
+func Report(b *Bundle, ts *TrainingSet) ([]OpError, error) {
+	if err := b.Check(ts.Device, ts.Measurement); err != nil {
+		return nil, err
+	}
+	var out []OpError
+	for _, o := range ts.Ops {
+		p, ok := b.Predictor(o.Key)
+		if !ok {
+			out = append(out, OpError{Key: o.Key, Missing: true, Stats: ErrorStats{Rows: len(o.Rows)}})
+			continue
+		}
+		e := OpError{Key: o.Key, CV: p.meta.CV, Holdout: p.meta.Holdout}
+		for _, d := range p.meta.Dropped {
+			e.Dropped += d.Rows
+		}
+		pred := make([]float64, len(o.Rows))
+		for i, r := range o.Rows {
+			if len(r.X) != len(p.meta.Features) {
+				return nil, fmt.Errorf("report: %s:%d: %s has %d features, the predictor %d", r.Source, r.Line, o.Key, len(r.X), len(p.meta.Features))
+			}
+			if !p.InDomain(r.X) {
+				e.Extrapolated++
+			}
+			pred[i] = p.model().predictOrExtrapolate(p, r.X)
+		}
+		e.Stats = errorStats(pred, o.Rows)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// predictOrExtrapolate is PredictMs without touching the predictor's
+// out-of-domain counter (a report is not a simulation).
+func (m *model) predictOrExtrapolate(p *Predictor, x []float64) float64 {
+	if p.InDomain(x) {
+		return m.predict(x)
+	}
+	var xc [maxFeatures]float64
+	for i, v := range x {
+		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
+	}
+	edge := xc[:len(x)]
+	return math.Max(m.predict(edge)+m.fb.PredictMs(x)-m.fb.PredictMs(edge), m.floorMs)
+}
+
+// WriteReport prints the per-operator error table.
+func WriteReport(w io.Writer, rows []OpError) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "OPERATOR\tTP\tCONDITIONS\tROWS\tMAPE %\tP50 %\tP90 %\tMAX %\tOUT OF DOMAIN\tCV MAPE %\tHOLDOUT MAPE %\tDROPPED IN FIT\t")
+	var sum float64
+	var n int
+	for _, r := range rows {
+		cond := conditions(r.Key)
+		if r.Missing {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Stats.Rows)
+			continue
+		}
+		sum, n = sum+r.Stats.MAPE, n+1
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.2f\t%s\t%d\t\n", r.Key.Op, r.Key.TP, cond, r.Stats.Rows,
+			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, r.CV.MAPE, pctNum(r.Holdout), r.Dropped)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if n > 0 {
+		_, err := fmt.Fprintf(w, "mean MAPE over %d predictors: %.2f%% (MAPE: this dataset's rows; CV and holdout: the bundle's own cross-validation)\n", n, sum/float64(n))
+		return err
+	}
+	return nil
+}
+
+func pctNum(e ErrorStats) string {
+	if e.Rows == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", e.MAPE)
+}
+
+// conditions renders the parts of a key beyond operator, measurement and TP.
+func conditions(k spec.OpKey) string {
+	s := ""
+	add := func(v string) {
+		if s != "" {
+			s += " "
+		}
+		s += v
+	}
+	if k.EP > 0 {
+		add(fmt.Sprintf("ep=%d experts=%d", k.EP, k.LocalExperts))
+	}
+	if k.GatingContext != "" {
+		add(k.GatingContext)
+	}
+	if k.RoutingPath != "" {
+		add(k.RoutingPath)
+	}
+	if k.Workers > 0 {
+		add(fmt.Sprintf("workers=%d", k.Workers))
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ReportDataset loads a bundle and a profile dataset directory and writes
+// the per-operator error table of the bundle on the dataset's rows of the
+// bundle's measurement type: the body of "ftk validate ops BUNDLE DATASET".
+func ReportDataset(w io.Writer, bundlePath, datasetDir string) error {
+	b, err := LoadBundle(bundlePath)
+	if err != nil {
+		return err
+	}
+	ds, err := ingest.Load(datasetDir)
+	if err != nil {
+		return err
+	}
+	ts, err := FromDataset(ds, b.Measurement())
+	if err != nil {
+		return err
+	}
+	rows, err := Report(b, ts)
+	if err != nil {
+		return fmt.Errorf("validate ops %s on %s: %w", bundlePath, datasetDir, err)
+	}
+	same := "other data than it was trained on"
+	if ts.Checksum == b.meta.DataChecksum {
+		same = "the data it was trained on (in-sample)"
+	}
+	fmt.Fprintf(w, "bundle %s (%s, %s, %s) on dataset %s: %s\n", bundlePath, b.Device(), b.Model(), b.Measurement(), datasetDir, same)
+	return WriteReport(w, rows)
+}

@@ -1,0 +1,63 @@
+package ingest
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// dropped is one excluded row, or one excluded operator of a row.
+type dropped struct {
+	line, column int
+	name         string // column name
+	op, reason   string
+}
+
+// describe renders the reason with its column and operator.
+func (d dropped) describe() string {
+	s := d.reason
+	if d.op != "" {
+		s = d.op + ": " + s
+	}
+	if d.name != "" {
+		s = fmt.Sprintf("column %q: %s", d.name, s)
+	}
+	return s
+}
+
+// groupDropped groups excluded rows by column, operator and reason, in
+// order of their first line.
+func groupDropped(ds []dropped) ([]Excluded, int) {
+	type gk struct {
+		column     int
+		name, op   string
+		reason     string
+	}
+	idx := map[gk]int{}
+	out := []Excluded{}
+	for _, d := range ds {
+		k := gk{d.column, d.name, d.op, d.reason}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Excluded{Column: d.column, ColumnName: d.name, Op: d.op, Reason: d.reason})
+		}
+		out[i].Lines = append(out[i].Lines, d.line)
+	}
+	return out, len(ds)
+}
+
+// first returns the group's first excluded row.
+func (e Excluded) first() dropped {
+	return dropped{line: e.Lines[0], column: e.Column, name: e.ColumnName, op: e.Op, reason: e.Reason}
+}
+
+// firstExcluded returns the excluded row with the lowest line of in.
+func firstExcluded(in *Input) (dropped, bool) {
+	if len(in.Excluded) == 0 {
+		return dropped{}, false
+	}
+	best := slices.MinFunc(in.Excluded, func(a, b Excluded) int { return cmp.Compare(a.Lines[0], b.Lines[0]) })
+	return best.first(), true
+}

@@ -1,0 +1,221 @@
+package ingest
+
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Attention phases: which part of a batch a row measured.
+const (
+	phasePrefill = "prefill"
+	phaseDecode  = "decode"
+	phaseMixed   = "mixed" // prefill and decode sequences in one batch
+)
+
+var attentionExtras = []extraCol{
+	{"mode", "mode", kindString},
+	{"attention_backend", "attention_backend", kindString},
+	{"n_embd", "n_embd", kindInt},
+	{"n_q_head", "n_q_head", kindInt},
+	{"n_kv_head", "n_kv_head", kindInt},
+	{"block_size", "block_size", kindInt},
+	{"max_model_len", "max_model_len", kindInt},
+	{"is_chunked_prefill_sample", "is_chunked_prefill_sample", kindBool},
+	{"csv_batch_size", "batch_size", kindInt},
+	{"csv_kv_cache_size", "kv_cache_size", kindInt},
+	{"csv_prefill_chunk_size", "prefill_chunk_size", kindInt},
+	{"total_tokens", "total_tokens", kindInt},
+	{"seq_lens", "seq_lens", kindString},
+	{"prefill_seq_lens", "prefill_seq_lens", kindString},
+	{"prefill_kv_cache_sizes", "prefill_kv_cache_sizes", kindString},
+	{"decode_kv_cache_sizes", "decode_kv_cache_sizes", kindString},
+}
+
+// tokenOps are the attention-family operators whose cost follows the
+// batch's token count.
+var tokenOps = []string{spec.OpAttnInputReshape, spec.OpAttnKVCacheSave, spec.OpAttnOutputReshape}
+
+// attentionRows reads attention*.csv (pure, mixed, true-mixed and combined
+// variants).
+//
+//   - Prefill row, one sequence: attn_prefill at (kv_cache_size,
+//     prefill_chunk_size), variant pure.
+//   - Prefill row with several sequences (is_mixed_batch or a seq_lens list
+//     longer than one): the chunks seq_lens on top of kv_cache_size each are
+//     reduced with spec.PrefillEquivalent, variant mixed.
+//   - Decode row: attn_decode at (batch_size, kv_cache_size), variant pure.
+//   - True-mixed row (is_true_mixed_batch): attn_prefill from
+//     spec.PrefillEquivalent(prefill_seq_lens, prefill_kv_cache_sizes) and
+//     attn_decode from spec.DecodeEquivalent(decode_kv_cache_sizes), both
+//     variant true_mixed: the two kernels ran in one batch, so fit may
+//     prefer the pure rows.
+//
+// The reshape and KV-save ops take num_tokens = total_tokens (else the sum
+// of the sequences' new tokens). attn_decode cells of prefill-only rows and
+// attn_prefill cells of decode-only rows time an empty call and are
+// skipped (counted in the input's notes).
+func attentionRows(r *reader) (rowFunc, error) {
+	if err := r.h.require("num_tensor_parallel_workers", "is_prefill", "batch_size", "kv_cache_size", "prefill_chunk_size"); err != nil {
+		return nil, err
+	}
+	tpCol := r.use("num_tensor_parallel_workers")
+	prefillCol := r.use("is_prefill")
+	batchCol := r.use("batch_size")
+	kvCol := r.use("kv_cache_size")
+	chunkCol := r.use("prefill_chunk_size")
+	mixedCol := r.use("is_mixed_batch")
+	trueCol := r.use("is_true_mixed_batch")
+	seqCol := r.use("seq_lens")
+	totalCol := r.use("total_tokens")
+	plCol := r.use("prefill_seq_lens")
+	pkCol := r.use("prefill_kv_cache_sizes")
+	dkCol := r.use("decode_kv_cache_sizes")
+	cols := map[string]statCols{}
+	for _, op := range r.h.timeOps() {
+		c, err := r.h.stats(op)
+		if err != nil {
+			return nil, err
+		}
+		r.useStats(c)
+		cols[op] = c
+	}
+	var ctx, pl, pk, dk, seq []int
+
+	return func(r *reader) {
+		tp, ok := r.posInt(tpCol)
+		if !ok {
+			return
+		}
+		if len(trimSpace(r.cell(prefillCol))) == 0 {
+			r.drop(prefillCol, "", reasonBlankKey)
+			return
+		}
+		isPrefill, ok1 := r.flag(prefillCol)
+		mixed, ok2 := r.flag(mixedCol)
+		trueMixed, ok3 := r.flag(trueCol)
+		batch, ok4 := r.num(batchCol)
+		kv, ok5 := r.num(kvCol)
+		chunk, ok6 := r.num(chunkCol)
+		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
+			return
+		}
+		if seq, ok = r.list(seqCol, seq); !ok {
+			return
+		}
+		total, hasTotal, ok := r.optNum(totalCol)
+		if !ok {
+			return
+		}
+		key := spec.OpKey{TP: tp}
+		emit := func(op string, feats []float64, variant, phase, cond string) {
+			c, present := cols[op]
+			if !present {
+				return
+			}
+			if st, res := r.stats(c, op); res == statOK {
+				key.Op = op
+				r.emit(key, feats, st, variant, phase, cond)
+			}
+		}
+		skip := func(op, why string) {
+			if c, present := cols[op]; present && len(trimSpace(r.fields[c.median])) > 0 {
+				r.tally(op + " cells " + why + " (an empty call, not a measurement): not ingested")
+			}
+		}
+		tokens := func(def float64) []float64 {
+			if hasTotal {
+				def = total
+			}
+			return []float64{def}
+		}
+		emitTokens := func(t []float64, variant, phase, cond string) {
+			if t[0] <= 0 {
+				r.drop(totalCol, "", reasonBadFeature+": no tokens in the batch")
+				return
+			}
+			for _, op := range tokenOps {
+				emit(op, t, variant, phase, cond)
+			}
+		}
+
+		switch {
+		case trueMixed:
+			var okL bool
+			if pl, okL = r.list(plCol, pl); !okL {
+				return
+			}
+			if pk, okL = r.list(pkCol, pk); !okL {
+				return
+			}
+			if dk, okL = r.list(dkCol, dk); !okL {
+				return
+			}
+			if len(pl) == 0 || len(pl) != len(pk) || len(dk) == 0 {
+				r.drop(plCol, "", "true-mixed row needs prefill_seq_lens, prefill_kv_cache_sizes (same length) and decode_kv_cache_sizes")
+				return
+			}
+			// Each part of a true-mixed batch ran beside the other, so the
+			// batch composition is a condition of both samples.
+			comp := phaseMixed + " prefill=" + r.str(plCol) + "@" + r.str(pkCol) + " decode=" + r.str(dkCol)
+			pkv, pchunk := spec.PrefillEquivalent(pl, pk)
+			db, dkv := spec.DecodeEquivalent(dk)
+			if pchunk <= 0 {
+				r.drop(plCol, spec.OpAttnPrefill, reasonBadFeature+": no prefill tokens")
+			} else {
+				emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, VariantTrueMixed, phaseMixed, comp)
+			}
+			emit(spec.OpAttnDecode, []float64{db, dkv}, VariantTrueMixed, phaseMixed, comp)
+			emitTokens(tokens(float64(sum(pl)+len(dk))), VariantTrueMixed, phaseMixed, comp)
+		case isPrefill:
+			variant := VariantPure
+			var pkv, pchunk, t float64
+			if mixed || len(seq) > 1 {
+				if len(seq) == 0 {
+					r.drop(seqCol, "", "mixed prefill row without seq_lens")
+					return
+				}
+				variant = VariantMixed
+				ctx = ctx[:0]
+				for range seq {
+					ctx = append(ctx, int(kv))
+				}
+				pkv, pchunk = spec.PrefillEquivalent(seq, ctx)
+				t = float64(sum(seq))
+			} else {
+				pkv, pchunk = kv, chunk
+				if pchunk == 0 && len(seq) == 1 {
+					pchunk = float64(seq[0])
+				}
+				t = pchunk
+			}
+			if pchunk <= 0 {
+				r.drop(chunkCol, "", reasonBadFeature+": prefill row with no prefill tokens")
+				return
+			}
+			emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, variant, phasePrefill, phasePrefill)
+			emitTokens(tokens(t), variant, phasePrefill, phasePrefill)
+			skip(spec.OpAttnDecode, "of prefill-only rows")
+		default:
+			variant := VariantPure
+			if mixed {
+				variant = VariantMixed
+			}
+			if batch < 1 || batch != math.Trunc(batch) {
+				r.drop(batchCol, "", reasonNotInteger+": decode batch_size")
+				return
+			}
+			emit(spec.OpAttnDecode, []float64{batch, kv}, variant, phaseDecode, phaseDecode)
+			emitTokens(tokens(batch), variant, phaseDecode, phaseDecode)
+			skip(spec.OpAttnPrefill, "of decode-only rows")
+		}
+	}, nil
+}
+
+func sum(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package ingest
+
+import (
+	"github.com/ftk-dev/ftk/spec"
+)
+
+var collectiveExtras = []extraCol{
+	{"collective", "collective", kindString},
+	{"rank", "rank", kindInt},
+	{"devices_per_node", "devices_per_node", kindInt},
+	{"max_devices_per_node", "max_devices_per_node", kindInt},
+}
+
+// collectiveRows reads Vidur network files (all_reduce.csv, send_recv.csv):
+// feature size_bytes (the size column). all_reduce is keyed TP = Workers =
+// num_workers (the TP group it serves); send_recv TP = 1, Workers =
+// num_workers; EP dispatch/combine by num_tensor_parallel_workers (1 when
+// absent) and Workers = num_workers. devices_per_node is kept and tells
+// intra-node from inter-node samples of one group size apart.
+func collectiveRows(r *reader) (rowFunc, error) {
+	if err := r.h.require("num_workers", "size"); err != nil {
+		return nil, err
+	}
+	workersCol := r.use("num_workers")
+	sizeCol := r.use("size")
+	tpCol := r.use("num_tensor_parallel_workers")
+	dpnCol := r.use("devices_per_node")
+	var ops []statCols
+	for _, op := range r.h.timeOps() {
+		c, err := r.h.stats(op)
+		if err != nil {
+			return nil, err
+		}
+		r.useStats(c)
+		ops = append(ops, c)
+	}
+	return func(r *reader) {
+		workers, ok := r.posInt(workersCol)
+		if !ok {
+			return
+		}
+		size, ok := r.pos(sizeCol)
+		if !ok {
+			return
+		}
+		tp := 1
+		if tpCol >= 0 {
+			if tp, ok = r.posInt(tpCol); !ok {
+				return
+			}
+		}
+		cond := "devices_per_node=" + r.str(dpnCol)
+		for _, c := range ops {
+			st, res := r.stats(c, c.op)
+			if res != statOK {
+				continue
+			}
+			key := spec.OpKey{Op: c.op, TP: tp, Workers: workers}
+			if c.op == spec.OpAllReduce {
+				key.TP = workers
+			} else if c.op == spec.OpSendRecv {
+				key.TP = 1
+			}
+			r.emit(key, []float64{size}, st, VariantPure, "", cond)
+		}
+	}, nil
+}

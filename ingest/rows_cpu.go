@@ -1,0 +1,90 @@
+package ingest
+
+import (
+	"fmt"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+var cpuExtras = []extraCol{
+	{"model_name", "model_name", kindString},
+	{"scheduling_mode", "scheduling_mode", kindString},
+	{"pipeline_stage_id", "pipeline_stage_id", kindInt},
+}
+
+// cpuRows reads the CPU overhead format: one operator per column stem
+// (schedule -> cpu_schedule, ...) from <stem>_median and <stem>_mean (and
+// _min/_max/_std/_count where present), features (batch_size,
+// num_prefill_tokens, num_decode_tokens), keyed by tensor_parallel_degree,
+// measurement HOST_WALL. The model comes from model_name unless a flag or
+// ftk-collect.yaml names it. A stem without a _median column (the format
+// gives ray_comm_time only as a mean) takes its mean as the median; a
+// ray_comm_time of 0 means no Ray hand-off and is skipped, not excluded.
+func cpuRows(r *reader) (rowFunc, error) {
+	if err := r.h.require("batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens"); err != nil {
+		return nil, err
+	}
+	batchCol := r.use("batch_size")
+	tpCol := r.use("tensor_parallel_degree")
+	preCol := r.use("num_prefill_tokens")
+	decCol := r.use("num_decode_tokens")
+	modelCol := r.use("model_name")
+	modeCol := r.use("scheduling_mode")
+	stageCol := r.use("pipeline_stage_id")
+	var ops []statCols
+	for _, c := range cpuOps {
+		s := statCols{op: c.op,
+			median: r.use(c.stem + "_median"), mean: r.use(c.stem + "_mean"),
+			min: r.use(c.stem + "_min"), max: r.use(c.stem + "_max"),
+			std: r.use(c.stem + "_std"), cnt: r.use(c.stem + "_count")}
+		switch {
+		case s.median < 0 && s.mean < 0:
+			continue
+		case s.median < 0:
+			s.median = s.mean
+			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_median column: %s median taken from %s_mean", c.stem, c.op, c.stem))
+		case s.mean < 0:
+			s.mean = s.median
+			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_mean column: %s mean taken from %s_median", c.stem, c.op, c.stem))
+		}
+		if (s.min >= 0) != (s.max >= 0) {
+			return nil, fmt.Errorf("%s has only one of _min and _max", c.stem)
+		}
+		ops = append(ops, s)
+	}
+	return func(r *reader) {
+		tp, ok := r.posInt(tpCol)
+		if !ok {
+			return
+		}
+		var x [3]float64
+		for i, c := range []int{batchCol, preCol, decCol} {
+			if x[i], ok = r.num(c); !ok {
+				return
+			}
+		}
+		if x[0] < 1 {
+			r.drop(batchCol, "", reasonBadFeature+": batch_size below 1")
+			return
+		}
+		if !r.modelFixed && modelCol >= 0 {
+			r.model = r.fileModel
+			if name := r.str(modelCol); name != "" {
+				r.model = canonicalModel(name)
+			}
+		}
+		cond := "mode=" + r.str(modeCol) + " stage=" + r.str(stageCol)
+		for _, c := range ops {
+			if c.op == spec.OpCPURayComm {
+				if v, err := parseFloat(r.cell(c.median)); err == nil && v == 0 {
+					r.tally("cpu_ray_comm cells of 0 (no Ray hand-off): not ingested")
+					continue
+				}
+			}
+			st, res := r.stats(c, c.op)
+			if res == statOK {
+				r.emit(spec.OpKey{Op: c.op, TP: tp}, []float64{x[0], x[1], x[2]}, st, VariantPure, "", cond)
+			}
+		}
+	}, nil
+}

@@ -1,0 +1,216 @@
+package ingest
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Routing paths of MoE profiles (FORMATS.md).
+const (
+	routingStandard = "standard_fused_topk"
+)
+
+var moeExtras = []extraCol{
+	{"num_experts", "num_experts", kindInt},
+	{"router_topk", "router_topk", kindInt},
+	{"hidden_dim", "hidden_dim", kindInt},
+	{"expert_hidden_dim", "expert_hidden_dim", kindInt},
+	{"use_gated", "use_gated", kindBool},
+	{"gating_runtime_context", "gating_runtime_context", kindString},
+	{"gating_runtime_context_impl", "gating_runtime_context_impl", kindString},
+	{"routing_assignment_policy", "routing_assignment_policy", kindString},
+	{"routing_weight_policy", "routing_weight_policy", kindString},
+	{"routing_uses_router_logits", "routing_uses_router_logits", kindBool},
+	{"moe_grouped_gemm_backend", "moe_grouped_gemm_backend", kindString},
+	{"csv_num_tokens", "num_tokens", kindInt},
+	{"csv_total_routed_tokens", "total_routed_tokens", kindFloat},
+	{"tokens_per_expert_avg", "tokens_per_expert_avg", kindFloat},
+	{"min_load_ratio", "min_load_ratio", kindFloat},
+	{"max_load_ratio", "max_load_ratio", kindFloat},
+	{"expert_utilization", "expert_utilization", kindFloat},
+	{"load_imbalance_cv", "load_imbalance_cv", kindFloat},
+	{"load_entropy", "load_entropy", kindFloat},
+	{"load_gini_coefficient", "load_gini_coefficient", kindFloat},
+	{"load_distribution", "load_distribution", kindString},
+	{"seed", "seed", kindInt},
+}
+
+// moeRows reads moe.csv (and the legacy dialect with moe_gating and
+// moe_expert_* operators).
+//
+//   - moe_gating_linear, moe_gating_routing_topk: num_tokens, keyed by TP,
+//     gating_runtime_context and routing_runtime_path.
+//   - moe_shuffling: num_tokens, keyed by TP, EP, local experts and routing
+//     path.
+//   - moe_grouped_gemm: (total_routed_tokens, round(tokens_per_expert_avg *
+//     max_load_ratio)) with the shuffling keys.
+//
+// Legacy files: moe_gating (gating linear and top-k timed together) becomes
+// moe_gating_linear; moe_expert_* become moe_grouped_gemm (several parts
+// are summed); a missing gating context is standalone_legacy, a missing
+// routing path standard_fused_topk; without load columns the experts are
+// taken as evenly loaded. Every such choice is written in the manifest.
+func moeRows(r *reader) (rowFunc, error) {
+	h := r.h
+	if err := h.require("num_tokens", "num_tensor_parallel_workers"); err != nil {
+		return nil, err
+	}
+	tokCol := r.use("num_tokens")
+	tpCol := r.use("num_tensor_parallel_workers")
+	parts := map[string][]statCols{}
+	for _, op := range h.timeOps() {
+		c, err := h.stats(op)
+		if err != nil {
+			return nil, err
+		}
+		r.useStats(c)
+		to := op
+		switch {
+		case op == legacyMoEGating:
+			to = spec.OpMoEGatingLinear
+			r.in.Renamed = append(r.in.Renamed, Rename{From: op, To: to, Note: "legacy moe_gating timed the gating linear and the top-k together"})
+		case strings.HasPrefix(op, legacyMoEExpertPrefix):
+			to = spec.OpMoEGroupedGEMM
+			r.in.Renamed = append(r.in.Renamed, Rename{From: op, To: to, Note: "legacy expert computation; parts summed when several"})
+		case spec.OpFamily(op) != spec.FamilyMoE:
+			return nil, fmt.Errorf("operator %q is not a MoE operator", op)
+		}
+		if len(parts[to]) > 0 && to != spec.OpMoEGroupedGEMM {
+			return nil, fmt.Errorf("operator %s appears twice (as %s and %s)", to, parts[to][0].op, op)
+		}
+		parts[to] = append(parts[to], c)
+	}
+	_, hasShuffle := parts[spec.OpMoEShuffling]
+	_, hasGEMM := parts[spec.OpMoEGroupedGEMM]
+
+	epCol := r.use("expert_parallel_size")
+	localCol := r.use("num_experts_per_device")
+	expertsCol := r.use("num_experts")
+	topkCol := r.use("router_topk")
+	if (hasShuffle || hasGEMM) && localCol < 0 && expertsCol < 0 {
+		return nil, fmt.Errorf("missing required column %q (or num_experts)", "num_experts_per_device")
+	}
+	if epCol < 0 && (hasShuffle || hasGEMM) {
+		r.in.Notes = append(r.in.Notes, "no expert_parallel_size column: EP taken as 1")
+	}
+	routedCol := r.use("total_routed_tokens")
+	avgCol := r.use("tokens_per_expert_avg")
+	maxRatioCol := r.use("max_load_ratio")
+	uniform := false
+	if hasGEMM {
+		switch n := btoi(routedCol >= 0) + btoi(avgCol >= 0) + btoi(maxRatioCol >= 0); {
+		case n == 0 && topkCol >= 0:
+			uniform = true
+			r.in.Notes = append(r.in.Notes, "no load columns (total_routed_tokens, tokens_per_expert_avg, max_load_ratio): experts taken as evenly loaded, total_routed_tokens = num_tokens*router_topk/EP, max_expert_tokens = ceil(total_routed_tokens/local experts)")
+		case n < 3:
+			if err := h.require("total_routed_tokens", "tokens_per_expert_avg", "max_load_ratio"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ctxCol := r.use("gating_runtime_context")
+	pathCol := r.use("routing_runtime_path")
+	distCol := r.use("load_distribution")
+	if ctxCol < 0 && (len(parts[spec.OpMoEGatingLinear]) > 0 || len(parts[spec.OpMoERoutingTopK]) > 0) {
+		r.in.Notes = append(r.in.Notes, "no gating_runtime_context column: gating rows taken as "+spec.GatingStandalone)
+	}
+	if pathCol < 0 {
+		r.in.Notes = append(r.in.Notes, "no routing_runtime_path column: taken as "+routingStandard)
+	}
+
+	order := []string{spec.OpMoEGatingLinear, spec.OpMoERoutingTopK, spec.OpMoEShuffling, spec.OpMoEGroupedGEMM}
+	return func(r *reader) {
+		tokens, ok := r.pos(tokCol)
+		if !ok {
+			return
+		}
+		tp, ok := r.posInt(tpCol)
+		if !ok {
+			return
+		}
+		ep, local := 1, 0
+		if hasShuffle || hasGEMM {
+			if epCol >= 0 {
+				if ep, ok = r.posInt(epCol); !ok {
+					return
+				}
+			}
+			if localCol >= 0 {
+				local, ok = r.posInt(localCol)
+			} else {
+				var experts int
+				if experts, ok = r.posInt(expertsCol); ok {
+					local = max(1, experts/ep)
+				}
+			}
+			if !ok {
+				return
+			}
+		}
+		gctx := r.str(ctxCol)
+		if gctx == "" {
+			gctx = spec.GatingStandalone
+		}
+		path := r.str(pathCol)
+		if path == "" {
+			path = routingStandard
+		}
+		cond := "ctx=" + gctx + " dist=" + r.str(distCol)
+		for _, op := range order {
+			cols := parts[op]
+			if len(cols) == 0 {
+				continue
+			}
+			var st stat
+			var res int
+			if len(cols) == 1 {
+				st, res = r.stats(cols[0], op)
+			} else {
+				st, res = r.sumStats(cols, op)
+			}
+			if res != statOK {
+				continue
+			}
+			switch op {
+			case spec.OpMoEGatingLinear, spec.OpMoERoutingTopK:
+				r.emit(spec.OpKey{Op: op, TP: tp, GatingContext: gctx, RoutingPath: path}, []float64{tokens}, st, VariantPure, "", "")
+			case spec.OpMoEShuffling:
+				r.emit(spec.OpKey{Op: op, TP: tp, EP: ep, LocalExperts: local, RoutingPath: path}, []float64{tokens}, st, VariantPure, "", cond)
+			case spec.OpMoEGroupedGEMM:
+				var routed, maxExpert float64
+				if uniform {
+					topk, ok := r.posInt(topkCol)
+					if !ok {
+						return
+					}
+					routed = math.Round(tokens * float64(topk) / float64(ep))
+					maxExpert = math.Ceil(routed / float64(local))
+				} else {
+					var avg, ratio float64
+					routed, ok = r.num(routedCol)
+					if ok {
+						avg, ok = r.num(avgCol)
+					}
+					if ok {
+						ratio, ok = r.num(maxRatioCol)
+					}
+					if !ok {
+						return
+					}
+					maxExpert = math.Round(avg * ratio)
+				}
+				r.emit(spec.OpKey{Op: op, TP: tp, EP: ep, LocalExperts: local, RoutingPath: path}, []float64{routed, maxExpert}, st, VariantPure, "", cond)
+			}
+		}
+	}, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

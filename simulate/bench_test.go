@@ -1,0 +1,114 @@
+package simulate
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+)
+
+// cpuSeconds is the process's user + system CPU time.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// vidurRequestsPerCPUSecond is what Vidur (Python) simulates on this kind
+// of trace, the figure to beat 200-fold.
+const vidurRequestsPerCPUSecond = 250
+
+// BenchmarkSplitwiseConv replays the real Splitwise conversation trace
+// (19,366 requests) on llama-3.1-8b at TP1 with the roofline cost model and
+// reports simulated requests and engine steps per CPU-second. "core" is
+// the simulation alone (trace loaded beforehand); "outputs" adds writing
+// requests.csv, requests.arrow, summary.json and config.yaml.
+func BenchmarkSplitwiseConv(b *testing.B) {
+	cfg := testConfig()
+	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
+	rs, err := datasets.ReadTrace(cfg.Workload.Trace)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, withOutputs := range []bool{false, true} {
+		name := "core"
+		if withOutputs {
+			name = "outputs"
+		}
+		b.Run(name, func(b *testing.B) {
+			var requests, steps int64
+			cpu0 := cpuSeconds(b)
+			for i := 0; i < b.N; i++ {
+				var sum *Summary
+				var err error
+				if withOutputs {
+					sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
+				} else {
+					var sim *Simulation
+					if sim, err = New(cfg, Options{}); err == nil {
+						sum, err = sim.Run(NewSliceSource(rs))
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				requests += int64(sum.Metrics.Arrived)
+				steps += sum.Metrics.Steps
+			}
+			cpu := cpuSeconds(b) - cpu0
+			rps, sps := float64(requests)/cpu, float64(steps)/cpu
+			b.ReportMetric(rps, "requests/CPU-s")
+			b.ReportMetric(sps, "steps/CPU-s")
+			fmt.Printf("simulate splitwise_conv (%s): %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s (%.0fx Vidur's %d), %.0f steps/CPU-s\n",
+				name, requests, steps, cpu, rps, rps/vidurRequestsPerCPUSecond, vidurRequestsPerCPUSecond, sps)
+		})
+	}
+}
+
+// heapPeak samples the live heap during a run.
+type heapPeak struct {
+	peak uint64
+	ms   runtime.MemStats
+}
+
+func (h *heapPeak) sample(int, float64) {
+	runtime.ReadMemStats(&h.ms)
+	h.peak = max(h.peak, h.ms.HeapAlloc)
+}
+
+// BenchmarkMillionRequests streams a generated 1,000,000-request trace
+// (fixed 256 prompt x 16 output tokens, Poisson at 100 req/s, so the
+// engine is loaded but stable) through llama-3.1-8b at TP1, writing every
+// output file, and reports the peak heap (sampled every 16,384 events) and
+// the memory the runtime took from the OS.
+func BenchmarkMillionRequests(b *testing.B) {
+	cfg := testConfig()
+	cfg.Workload = WorkloadConfig{Workload: "fixed:256x16", RatePerS: 100, NumRequests: 1_000_000, Seed: 1}
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		src, _, err := OpenSource(cfg.Workload)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := &heapPeak{}
+		cpu0 := cpuSeconds(b)
+		sum, err := Execute(cfg, src, Outputs{Dir: b.TempDir()}, Options{Progress: h.sample})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu := cpuSeconds(b) - cpu0
+		h.sample(0, 0)
+		sysMB := float64(h.ms.Sys-before.Sys) / (1 << 20)
+		b.ReportMetric(float64(h.peak)/(1<<20), "peak-heap-MB")
+		b.ReportMetric(float64(h.ms.Sys)/(1<<20), "sys-MB")
+		b.ReportMetric(float64(sum.Metrics.Arrived)/cpu, "requests/CPU-s")
+		fmt.Printf("simulate 1M requests: %d completed, %d steps, peak heap %.1f MB, runtime memory %.1f MB (+%.1f MB during the run), %.2f CPU-s (%.0f requests/CPU-s)\n",
+			sum.Metrics.Completed, sum.Metrics.Steps, float64(h.peak)/(1<<20), float64(h.ms.Sys)/(1<<20), sysMB, cpu, float64(sum.Metrics.Arrived)/cpu)
+	}
+}

@@ -1,0 +1,41 @@
+package simulate
+
+import (
+	"fmt"
+
+	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// bundlePredictors is a fit model bundle seen as a PredictorSet.
+type bundlePredictors struct{ b *fit.Bundle }
+
+// Predictor implements PredictorSet.
+func (p bundlePredictors) Predictor(k spec.OpKey) (OpPredictor, bool) {
+	pr, ok := p.b.Predictor(k)
+	if !ok {
+		return nil, false
+	}
+	return pr, true
+}
+
+// Keys implements PredictorSet.
+func (p bundlePredictors) Keys() []spec.OpKey { return p.b.Keys() }
+
+// LoadBundle opens the fit model bundle at path for a simulation of model
+// on device, refusing a bundle fitted for another device or model.
+func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
+	b, err := fit.LoadBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Check(device.Name, ""); err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", path, err)
+	}
+	got, _ := spec.CanonicalModelName(b.Model())
+	want, _ := spec.CanonicalModelName(model.Name)
+	if got != want {
+		return nil, fmt.Errorf("bundle %s: fitted for model %s, the simulation is of %s: fit a bundle on %s profiles", path, b.Model(), model.Name, model.Name)
+	}
+	return bundlePredictors{b}, nil
+}

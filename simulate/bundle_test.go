@@ -1,0 +1,109 @@
+package simulate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// fitBundle ingests the Vidur H100 profiles (Llama-2-7B MLP and attention
+// projections, NCCL all-reduce and send/recv) and fits a small bundle.
+func fitBundle(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	paths := []string{filepath.Join(sharedDir, "profiles/vidur-h100")}
+	if _, err := ingest.Ingest(paths, filepath.Join(dir, "dataset"), ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ingest.Load(filepath.Join(dir, "dataset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := fit.FromDataset(ds, spec.CUDAEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fit.Fit(ts, fit.Options{Seed: 1, Trees: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "h100.bundle.arrow")
+	if err := b.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A run on a real fit bundle prices the ops it has with their predictors,
+// falls back to the roofline for the rest and reports both.
+func TestRunWithFitBundle(t *testing.T) {
+	path := fitBundle(t)
+	cfg := testConfig()
+	cfg.Model = "llama-2-7b"
+	cfg.Engine.MaxModelLen = 4096
+	cfg.Layout.TP = 2
+	cfg.Bundle = path
+	sum, sink, log, sim := simulate(t, cfg, reqs([3]float64{0, 1000, 20}, [3]float64{0.01, 500, 50}, [3]float64{0.02, 3000, 10}))
+	cm := sum.CostModel
+	if !strings.Contains(cm.Label, path) || cm.Measurement != spec.CUDAEvent {
+		t.Errorf("cost model %q (%s), want the bundle's CUDA_EVENT predictors", cm.Label, cm.Measurement)
+	}
+	var predicted, fallback []string
+	for _, st := range sim.cost.stages {
+		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode} {
+			for _, p := range g.ops {
+				if p.pred != nil {
+					predicted = append(predicted, p.op.Name)
+				} else {
+					fallback = append(fallback, p.op.Name)
+				}
+			}
+		}
+	}
+	t.Logf("predicted by the bundle: %v; roofline: %v", predicted, fallback)
+	if len(predicted) == 0 || len(fallback) == 0 || len(cm.RooflineFallbacks) != len(fallback) {
+		t.Errorf("%d ops predicted, %d fall back, %d fallbacks reported: %+v", len(predicted), len(fallback), len(cm.RooflineFallbacks), cm.RooflineFallbacks)
+	}
+	for _, f := range cm.RooflineFallbacks {
+		if f.Queries <= 0 {
+			t.Errorf("fallback %s with %d queries", f.Op, f.Queries)
+		}
+	}
+	if len(sink.rows) != 3 || sum.Metrics.Completed != 3 {
+		t.Fatalf("%d rows, %d completed", len(sink.rows), sum.Metrics.Completed)
+	}
+	// Every step takes what the cost model says for its batch.
+	for i, s := range log.steps {
+		if d := s.EndS - s.StartS; !near(d, s.Stages[0].Cost.TotalMs()/1e3) || !(d > 0) {
+			t.Fatalf("step %d lasted %g s, cost %g ms", i, d, s.Stages[0].Cost.TotalMs())
+		}
+	}
+	// The bundle must match the simulated device and model.
+	cfg.Device = "a100"
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "h100") {
+		t.Errorf("an H100 bundle on an A100: %v", err)
+	}
+	cfg.Device, cfg.Model = "h100", "llama-3.1-8b"
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "fitted for model") {
+		t.Errorf("a Llama-2 bundle for Llama-3.1: %v", err)
+	}
+	cfg.Bundle = filepath.Join(t.TempDir(), "none.arrow")
+	if _, err := New(cfg, Options{}); err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("missing bundle: %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

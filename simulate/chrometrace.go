@@ -1,0 +1,165 @@
+package simulate
+
+import (
+	"io"
+	"math"
+	"strconv"
+)
+
+// chromeTrace writes a Chrome trace (chrome://tracing, Perfetto): one
+// process per replica with a thread per pipeline stage whose slices are the
+// engine steps (args: tokens, sequences, per-component milliseconds), a KV
+// counter per replica, and one async span per request from arrival to
+// finish with an instant at its first token. Events are streamed as they
+// happen.
+type chromeTrace struct {
+	w        io.Writer
+	buf      []byte
+	first    bool
+	err      error
+	requests int // the pid of the requests process
+}
+
+func newChromeTrace(w io.Writer, replicas, stages int) *chromeTrace {
+	t := &chromeTrace{w: w, first: true, requests: replicas}
+	t.buf = append(t.buf, `{"displayTimeUnit":"ms","traceEvents":[`...)
+	for p := 0; p < replicas; p++ {
+		t.meta("process_name", p, 0, "replica "+strconv.Itoa(p))
+		for s := 0; s < stages; s++ {
+			t.meta("thread_name", p, s, "stage "+strconv.Itoa(s))
+		}
+	}
+	t.meta("process_name", replicas, 0, "requests")
+	t.flush()
+	return t
+}
+
+func (t *chromeTrace) sep() {
+	if !t.first {
+		t.buf = append(t.buf, ',')
+	}
+	t.first = false
+	t.buf = append(t.buf, '\n')
+}
+
+func (t *chromeTrace) meta(name string, pid, tid int, value string) {
+	t.sep()
+	t.buf = append(t.buf, `{"ph":"M","name":"`...)
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, `","pid":`...)
+	t.buf = strconv.AppendInt(t.buf, int64(pid), 10)
+	t.buf = append(t.buf, `,"tid":`...)
+	t.buf = strconv.AppendInt(t.buf, int64(tid), 10)
+	t.buf = append(t.buf, `,"args":{"name":`...)
+	t.buf = strconv.AppendQuote(t.buf, value)
+	t.buf = append(t.buf, "}}"...)
+}
+
+// us appends seconds as microseconds with nanosecond resolution.
+func appendUs(b []byte, s float64) []byte { return strconv.AppendFloat(b, s*1e6, 'f', 3, 64) }
+
+func (t *chromeTrace) head(ph, name string, pid, tid int, tsS float64) {
+	t.sep()
+	t.buf = append(t.buf, `{"ph":"`...)
+	t.buf = append(t.buf, ph...)
+	t.buf = append(t.buf, `","name":"`...)
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, `","pid":`...)
+	t.buf = strconv.AppendInt(t.buf, int64(pid), 10)
+	t.buf = append(t.buf, `,"tid":`...)
+	t.buf = strconv.AppendInt(t.buf, int64(tid), 10)
+	t.buf = append(t.buf, `,"ts":`...)
+	t.buf = appendUs(t.buf, tsS)
+}
+
+func (t *chromeTrace) arg(name string, v int64) {
+	t.buf = append(t.buf, '"')
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, `":`...)
+	t.buf = strconv.AppendInt(t.buf, v, 10)
+}
+
+// ObserveStep implements StepObserver.
+func (t *chromeTrace) ObserveStep(r *StepRecord) {
+	for s, sp := range r.Stages {
+		t.head("X", "step", r.Replica, s, sp.StartS)
+		t.buf = append(t.buf, `,"dur":`...)
+		t.buf = appendUs(t.buf, sp.EndS-sp.StartS)
+		t.buf = append(t.buf, `,"args":{`...)
+		t.arg("step", r.Step)
+		t.buf = append(t.buf, ',')
+		t.arg("tokens", int64(r.Tokens))
+		t.buf = append(t.buf, ',')
+		t.arg("prefill_tokens", int64(r.PrefillTokens))
+		t.buf = append(t.buf, ',')
+		t.arg("prefill_seqs", int64(r.PrefillSeqs))
+		t.buf = append(t.buf, ',')
+		t.arg("decode_seqs", int64(r.DecodeSeqs))
+		for c := Component(0); c < NumComponents; c++ {
+			if ms := sp.Cost.Ms[c]; ms != 0 {
+				t.buf = append(t.buf, `,"`...)
+				t.buf = append(t.buf, c.String()...)
+				t.buf = append(t.buf, `_ms":`...)
+				t.buf = strconv.AppendFloat(t.buf, ms, 'g', 6, 64)
+			}
+		}
+		t.buf = append(t.buf, "}}"...)
+	}
+	t.head("C", "engine", r.Replica, 0, r.StartS)
+	t.buf = append(t.buf, `,"args":{`...)
+	t.arg("kv_blocks_used", int64(r.KVBlocksUsed))
+	t.buf = append(t.buf, ',')
+	t.arg("running", int64(r.Running))
+	t.buf = append(t.buf, ',')
+	t.arg("waiting", int64(r.Waiting))
+	t.buf = append(t.buf, "}}"...)
+	t.flush()
+}
+
+// WriteRequest implements RequestSink: the request's async span.
+func (t *chromeTrace) WriteRequest(m *RequestMetrics) error {
+	if math.IsNaN(m.FinishS) {
+		return t.err // rejected: nothing ran
+	}
+	id := int64(m.RequestID)
+	span := func(ph string, tsS float64) {
+		t.head(ph, "request", t.requests, 0, tsS)
+		t.buf = append(t.buf, `,"cat":"request","id":`...)
+		t.buf = strconv.AppendInt(t.buf, id, 10)
+	}
+	span("b", m.ArrivalS)
+	t.buf = append(t.buf, `,"args":{`...)
+	t.arg("prompt_tokens", int64(m.PromptTokens))
+	t.buf = append(t.buf, ',')
+	t.arg("output_tokens", int64(m.OutputTokens))
+	t.buf = append(t.buf, ',')
+	t.arg("preemptions", int64(m.Preemptions))
+	t.buf = append(t.buf, "}}"...)
+	span("n", m.FirstTokenS)
+	t.buf = append(t.buf, `,"args":{"event":"first token"}}`...)
+	span("e", m.FinishS)
+	t.buf = append(t.buf, '}')
+	t.flush()
+	return t.err
+}
+
+func (t *chromeTrace) flush() {
+	if len(t.buf) < 1<<15 {
+		return
+	}
+	t.write()
+}
+
+func (t *chromeTrace) write() {
+	if t.err == nil {
+		_, t.err = t.w.Write(t.buf)
+	}
+	t.buf = t.buf[:0]
+}
+
+// close ends the JSON document.
+func (t *chromeTrace) close() error {
+	t.buf = append(t.buf, "\n]}\n"...)
+	t.write()
+	return t.err
+}

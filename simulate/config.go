@@ -1,0 +1,169 @@
+package simulate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config records every setting of a simulation, so that a run can be
+// repeated from its output (summary.json embeds it; config.yaml is it).
+type Config struct {
+	Model    string         `json:"model" yaml:"model"`   // catalog name or config.json path
+	Device   string         `json:"device" yaml:"device"` // device catalog name
+	Layout   spec.Layout    `json:"layout" yaml:"layout"` // DP is the number of engine replicas
+	Engine   EngineConfig   `json:"engine" yaml:"engine"`
+	Router   string         `json:"router" yaml:"router"` // round-robin or least-loaded
+	Workload WorkloadConfig `json:"workload" yaml:"workload"`
+	// Bundle is a fit model bundle; empty means the built-in roofline.
+	Bundle      string      `json:"bundle,omitempty" yaml:"bundle,omitempty"`
+	Calibration Calibration `json:"calibration" yaml:"calibration"`
+}
+
+// EngineConfig holds the vLLM engine options the simulator honours, named
+// as vLLM names them.
+type EngineConfig struct {
+	// MaxModelLen zero means min(model's max_position_embeddings, 8192).
+	spec.EngineLimits    `yaml:",inline"`
+	BlockSize            int     `json:"block_size" yaml:"block_size"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization" yaml:"gpu_memory_utilization"`
+	// LongPrefillTokenThreshold caps the prompt tokens one request may
+	// schedule in one step (0: no cap).
+	LongPrefillTokenThreshold int  `json:"long_prefill_token_threshold" yaml:"long_prefill_token_threshold"`
+	EnableChunkedPrefill      bool `json:"enable_chunked_prefill" yaml:"enable_chunked_prefill"`
+	// NumGPUBlocksOverride replaces the KV-cache block count derived from
+	// memory (0: derive it), as vLLM's --num-gpu-blocks-override.
+	NumGPUBlocksOverride int `json:"num_gpu_blocks_override" yaml:"num_gpu_blocks_override"`
+}
+
+// WorkloadConfig names the arrivals: a trace file or a generated workload.
+type WorkloadConfig struct {
+	Trace string `json:"trace,omitempty" yaml:"trace,omitempty"`
+	// Workload is a generated workload as datasets.ParseWorkload reads it:
+	// fixed:PROMPTxOUTPUT, a built-in trace-backed one (splitwise-conv,
+	// ...) or trace:PATH.
+	Workload string `json:"workload,omitempty" yaml:"workload,omitempty"`
+	// RatePerS is the Poisson arrival rate of a generated workload, or the
+	// rate a trace's recorded arrivals are scaled to (0: as recorded). With
+	// no rate and no recorded times every request arrives at time zero.
+	RatePerS float64 `json:"rate" yaml:"rate"`
+	// NumRequests is the size of a generated workload, or the first
+	// requests of a trace to replay (0: all of a trace).
+	NumRequests int    `json:"num_requests" yaml:"num_requests"`
+	Seed        uint64 `json:"seed" yaml:"seed"`
+}
+
+// Router names.
+const (
+	RouterRoundRobin  = "round-robin"
+	RouterLeastLoaded = "least-loaded"
+)
+
+// defaultMaxModelLen caps the default max_model_len (see EngineConfig).
+const defaultMaxModelLen = 8192
+
+// DefaultConfig returns the defaults of vLLM V1 (chunked prefill on, 8192
+// batched tokens, 256 sequences, 16-token blocks, 90% of GPU memory) on one
+// H100 with the round-robin router.
+func DefaultConfig() Config {
+	return Config{
+		Device: "h100",
+		Layout: spec.Layout{TP: 1, PP: 1, EP: 1, DP: 1},
+		Engine: EngineConfig{
+			EngineLimits:         spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256},
+			BlockSize:            16,
+			GPUMemoryUtilization: 0.9,
+			EnableChunkedPrefill: true,
+		},
+		Router: RouterRoundRobin,
+	}
+}
+
+// LoadConfig reads a YAML config on top of DefaultConfig. Unknown keys are
+// errors: a misspelt engine option must not be silently ignored.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := decodeYAML(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// decodeYAML decodes strictly: an unknown key is an error naming its line.
+// Errors are one line.
+func decodeYAML(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(v)
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = unknownField.ReplaceAllString(m, "unknown option $1")
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
+
+// WriteYAML writes cfg as YAML, the form LoadConfig reads.
+func (c *Config) WriteYAML(w io.Writer) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// Validate checks the settings that do not need the model or device.
+func (c *Config) Validate() error {
+	e := &c.Engine
+	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: "+format, a...) }
+	switch {
+	case c.Model == "":
+		return bad("no model given")
+	case e.MaxNumBatchedTokens < 1:
+		return bad("max_num_batched_tokens must be at least 1, got %d", e.MaxNumBatchedTokens)
+	case e.MaxNumSeqs < 1:
+		return bad("max_num_seqs must be at least 1, got %d", e.MaxNumSeqs)
+	case e.MaxNumBatchedTokens < e.MaxNumSeqs:
+		return bad("max_num_batched_tokens (%d) must be at least max_num_seqs (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxNumSeqs)
+	case e.MaxModelLen < 0:
+		return bad("max_model_len must not be negative, got %d", e.MaxModelLen)
+	case e.BlockSize < 1:
+		return bad("block_size must be at least 1, got %d", e.BlockSize)
+	case !(e.GPUMemoryUtilization > 0 && e.GPUMemoryUtilization <= 1):
+		return bad("gpu_memory_utilization must be in (0, 1], got %g", e.GPUMemoryUtilization)
+	case e.LongPrefillTokenThreshold < 0:
+		return bad("long_prefill_token_threshold must not be negative, got %d", e.LongPrefillTokenThreshold)
+	case e.NumGPUBlocksOverride < 0:
+		return bad("num_gpu_blocks_override must not be negative, got %d", e.NumGPUBlocksOverride)
+	case c.Router != RouterRoundRobin && c.Router != RouterLeastLoaded:
+		return bad("unknown router %q: use %s or %s", c.Router, RouterRoundRobin, RouterLeastLoaded)
+	}
+	w := &c.Workload
+	switch {
+	case w.RatePerS < 0:
+		return bad("rate must not be negative, got %g", w.RatePerS)
+	case w.NumRequests < 0:
+		return bad("num_requests must not be negative, got %d", w.NumRequests)
+	}
+	return c.Calibration.Validate()
+}

@@ -1,0 +1,79 @@
+package simulate
+
+// Component is one part of an engine step's time on one pipeline stage.
+// Device components run on the GPU and add up; the launch and host
+// components are CPU time (DESIGN section 2):
+//
+//	step = host_before + max(device, launch) + host_after
+type Component uint8
+
+// The components of a step.
+const (
+	CompLinear     Component = iota // linear_op family: GEMMs, norms, activations, embedding, LM head
+	CompAttention                   // attention family
+	CompMoE                         // moe family: gating, routing, shuffling, grouped GEMM
+	CompTPComm                      // TP all-reduce
+	CompEPComm                      // EP dispatch and combine
+	CompPPComm                      // activation send to the next pipeline stage
+	CompLaunch                      // host time launching kernels
+	CompHostBefore                  // host work before the forward pass (scheduling, input preparation)
+	CompHostAfter                   // host work after it (sampling, output processing)
+	NumComponents
+)
+
+// numDeviceComponents counts the device components, which come first.
+const numDeviceComponents = int(CompLaunch)
+
+var componentNames = [NumComponents]string{"linear", "attention", "moe", "tp_comm", "ep_comm", "pp_comm", "launch", "host_before", "host_after"}
+
+func (c Component) String() string { return componentNames[c] }
+
+// StepCost is the time of one step on one stage, by component.
+type StepCost struct {
+	Ms [NumComponents]float64
+	// Kernels is the number of GPU kernels the step launches.
+	Kernels int
+}
+
+// DeviceMs is the GPU time: the sum of the device components.
+func (c *StepCost) DeviceMs() float64 {
+	var d float64
+	for _, ms := range c.Ms[:numDeviceComponents] {
+		d += ms
+	}
+	return d
+}
+
+// TotalMs is the step's wall time: host_before + max(device, launch) +
+// host_after.
+func (c *StepCost) TotalMs() float64 {
+	return c.Ms[CompHostBefore] + max(c.DeviceMs(), c.Ms[CompLaunch]) + c.Ms[CompHostAfter]
+}
+
+// BatchShape is what a cost model sees of one step's batch. The engine
+// reuses its slices from step to step.
+type BatchShape struct {
+	// Tokens is the number of new tokens of the step (prefill and decode).
+	Tokens int
+	// Seqs is the number of scheduled sequences; each computes logits.
+	Seqs int
+	// PrefillChunks and PrefillContexts are, per prefilling sequence, the
+	// new prompt tokens and the tokens already cached before them.
+	PrefillChunks, PrefillContexts []int
+	// DecodeContexts is, per decoding sequence, the tokens already cached
+	// before the token it decodes.
+	DecodeContexts []int
+}
+
+func (b *BatchShape) reset() {
+	b.Tokens, b.Seqs = 0, 0
+	b.PrefillChunks = b.PrefillChunks[:0]
+	b.PrefillContexts = b.PrefillContexts[:0]
+	b.DecodeContexts = b.DecodeContexts[:0]
+}
+
+// CostModel prices one engine step on one pipeline stage.
+type CostModel interface {
+	// StageCost overwrites c with the cost of batch b on stage (0-based).
+	StageCost(b *BatchShape, stage int, c *StepCost)
+}

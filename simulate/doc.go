@@ -1,0 +1,26 @@
+// Package simulate is a discrete-event simulator of LLM serving with the
+// semantics of vLLM's V1 engine: it replays a request trace (or a generated
+// workload) against one or more engine replicas and reports the latency and
+// throughput a deployment would see.
+//
+// The parts plug together behind small interfaces:
+//
+//   - Loop is the event core: a priority queue of timed events, ties broken
+//     by priority (arrivals before engine events) and then insertion order,
+//     dispatched to Actors. It knows nothing of engines.
+//   - An engine is one serving replica. Its scheduling policy (scheduler.go:
+//     token budget, max sequences, chunked prefill, running before waiting,
+//     paged KV cache, preemption by recompute) is separate from its timing
+//     mechanics (engine.go: steps, pipeline stages, batches in flight).
+//   - CostModel prices one engine step on one pipeline stage and returns a
+//     breakdown by component (StepCost). The op cost model walks the per-GPU
+//     operator list of the layers (spec.LayerOps) and asks, per operator,
+//     a profiled predictor (PredictorSet, from a fit bundle) or the built-in
+//     roofline device model (spec.Roofline).
+//   - Router spreads arriving requests over replicas; Source yields the
+//     arrivals one at a time, so a trace of any length runs in bounded memory.
+//
+// Metrics follow spec (TTFT, TPOT, ITL, E2E, percentiles) and are written as
+// per-request CSV and Arrow files, a summary JSON that embeds the full
+// configuration, and optionally a Chrome trace.
+package simulate

@@ -1,0 +1,124 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Outputs says where a run's files go.
+type Outputs struct {
+	// Dir receives requests.csv, requests.arrow, summary.json and
+	// config.yaml (created if missing).
+	Dir string
+	// ChromeTrace, when set, is the path of a Chrome trace of the run.
+	ChromeTrace string
+}
+
+// Output file names inside Outputs.Dir.
+const (
+	RequestsCSVFile   = "requests.csv"
+	RequestsArrowFile = "requests.arrow"
+	SummaryFile       = "summary.json"
+	ConfigFile        = "config.yaml"
+)
+
+// Execute runs cfg on src and writes its outputs. Every file is written to
+// a temporary name and renamed into place only when the run succeeded; a
+// failed run leaves no output behind.
+func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error) {
+	sim, err := New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("simulate outputs: %w", err)
+	}
+	files, err := createRequestFiles(out.Dir)
+	if err != nil {
+		return nil, err
+	}
+	sinks := requestSinks{files}
+	var chrome *chromeTrace
+	var chromeFile *atomicFile
+	if out.ChromeTrace != "" {
+		if chromeFile, err = createAtomic(out.ChromeTrace); err != nil {
+			files.abort()
+			return nil, err
+		}
+		chrome = newChromeTrace(chromeFile.w, len(sim.engines), sim.cfg.Layout.PP)
+		sinks = append(sinks, chrome)
+		sim.addObserver(chrome)
+	}
+	if opts.Requests != nil {
+		sinks = append(sinks, opts.Requests)
+	}
+	sim.col.sink = sinks
+	abort := func(err error) (*Summary, error) {
+		files.abort()
+		if chromeFile != nil {
+			chromeFile.abort()
+		}
+		return nil, err
+	}
+	sum, err := sim.Run(src)
+	if err != nil {
+		return abort(err)
+	}
+	if chrome != nil {
+		if err := chrome.close(); err != nil {
+			return abort(fmt.Errorf("write %s: %w", out.ChromeTrace, err))
+		}
+		if err := chromeFile.commit(); err != nil {
+			return abort(err)
+		}
+	}
+	if err := files.commit(); err != nil {
+		return nil, err
+	}
+	if err := WriteSummary(filepath.Join(out.Dir, SummaryFile), sum); err != nil {
+		return nil, err
+	}
+	cfgOut := sum.Config
+	if err := writeFileAtomic(filepath.Join(out.Dir, ConfigFile), func(w io.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// requestSinks sends each request to several sinks.
+type requestSinks []RequestSink
+
+// WriteRequest implements RequestSink.
+func (s requestSinks) WriteRequest(m *RequestMetrics) error {
+	for _, k := range s {
+		if err := k.WriteRequest(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepObservers sends each step to several observers.
+type stepObservers []StepObserver
+
+// ObserveStep implements StepObserver.
+func (o stepObservers) ObserveStep(r *StepRecord) {
+	for _, x := range o {
+		x.ObserveStep(r)
+	}
+}
+
+// addObserver adds an observer to every engine.
+func (s *Simulation) addObserver(o StepObserver) {
+	for _, e := range s.engines {
+		if e.observer != nil {
+			o = stepObservers{e.observer, o}
+		}
+		e.observer = o
+		if len(e.rec.Stages) == 0 {
+			e.rec.Stages = make([]StageSpan, e.pp)
+		}
+	}
+}

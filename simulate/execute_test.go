@@ -1,0 +1,175 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+)
+
+// execute runs cfg with its own workload into dir.
+func execute(t *testing.T, cfg Config, dir string, chrome bool) *Summary {
+	t.Helper()
+	src, _, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Outputs{Dir: dir}
+	if chrome {
+		out.ChromeTrace = filepath.Join(dir, "trace.json")
+	}
+	sum, err := Execute(cfg, src, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func sameRow(a, b RequestMetrics) bool {
+	fa := []float64{a.ArrivalS, a.FirstTokenS, a.FinishS, a.TTFTMs, a.TPOTMs, a.E2EMs, a.MeanITLMs}
+	fb := []float64{b.ArrivalS, b.FirstTokenS, b.FinishS, b.TTFTMs, b.TPOTMs, b.E2EMs, b.MeanITLMs}
+	for i := range fa {
+		if fa[i] != fb[i] && !(math.IsNaN(fa[i]) && math.IsNaN(fb[i])) {
+			return false
+		}
+	}
+	return a.RequestID == b.RequestID && a.PromptTokens == b.PromptTokens && a.OutputTokens == b.OutputTokens &&
+		a.Preemptions == b.Preemptions && a.Status == b.Status
+}
+
+// A run writes per-request CSV and Arrow files that read back to the same
+// rows, a summary with the full config, a config.yaml that reproduces the
+// run, and a Chrome trace that is valid JSON.
+func TestExecuteOutputs(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Engine.MaxModelLen = 2048
+	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 400, Seed: 11}
+	dir := t.TempDir()
+	sum := execute(t, cfg, dir, true)
+
+	csvRows, err := ReadRequestMetrics(filepath.Join(dir, RequestsCSVFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrowRows, err := ReadRequestMetrics(filepath.Join(dir, RequestsArrowFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(csvRows) != 400 || len(arrowRows) != 400 {
+		t.Fatalf("%d CSV rows, %d Arrow rows, want 400", len(csvRows), len(arrowRows))
+	}
+	rejected := 0
+	for i := range csvRows {
+		if !sameRow(csvRows[i], arrowRows[i]) {
+			t.Fatalf("row %d differs:\nCSV   %+v\nArrow %+v", i, csvRows[i], arrowRows[i])
+		}
+		if csvRows[i].Status == StatusRejected {
+			rejected++
+		}
+	}
+	if rejected != sum.Metrics.Rejected || rejected == 0 {
+		t.Errorf("%d rejected rows, summary says %d (max_model_len 2048 should reject some)", rejected, sum.Metrics.Rejected)
+	}
+
+	read, err := ReadSummary(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(read.Config, sum.Config) || read.Metrics.Completed != sum.Metrics.Completed || read.Config.Engine.MaxModelLen != 2048 {
+		t.Errorf("summary read back differs:\n%+v\n%+v", read.Config, sum.Config)
+	}
+	if read.CostModel.Label == "" || read.Memory.Blocks == 0 {
+		t.Errorf("summary lacks the cost model label or memory plan: %+v %+v", read.CostModel, read.Memory)
+	}
+
+	again, err := LoadConfig(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, sum.Config) {
+		t.Fatalf("config.yaml reads back as\n%+v\nwant\n%+v", again, sum.Config)
+	}
+	dir2 := t.TempDir()
+	execute(t, again, dir2, false)
+	a, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, _ := os.ReadFile(filepath.Join(dir2, SummaryFile))
+	if !bytes.Equal(a, b) {
+		t.Error("rerunning config.yaml gave a different summary.json")
+	}
+
+	trace, err := os.ReadFile(filepath.Join(dir, "trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(trace, &doc); err != nil {
+		t.Fatalf("chrome trace is not JSON: %v", err)
+	}
+	steps := 0
+	for _, e := range doc.TraceEvents {
+		if e["ph"] == "X" {
+			steps++
+		}
+	}
+	if int64(steps) != sum.Metrics.Steps {
+		t.Errorf("chrome trace has %d step slices, the run %d steps", steps, sum.Metrics.Steps)
+	}
+	var sb bytes.Buffer
+	if err := sum.WriteText(&sb); err != nil || !bytes.Contains(sb.Bytes(), []byte("TTFT")) {
+		t.Errorf("summary text: %v\n%s", err, sb.String())
+	}
+}
+
+// Same seed and inputs give byte-identical outputs; another seed does not.
+func TestSameSeedByteIdentical(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Layout.DP = 2
+	cfg.Router = RouterLeastLoaded
+	cfg.Engine.NumGPUBlocksOverride = 1000
+	cfg.Workload = WorkloadConfig{Workload: "splitwise-code", RatePerS: 6, NumRequests: 500, Seed: 3}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	for i, d := range dirs {
+		c := cfg
+		if i == 2 {
+			c.Workload.Seed = 4
+		}
+		execute(t, c, d, true)
+	}
+	for _, f := range []string{RequestsCSVFile, RequestsArrowFile, SummaryFile, ConfigFile, "trace.json"} {
+		a, err := os.ReadFile(filepath.Join(dirs[0], f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dirs[1], f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs with the same seed", f)
+		}
+		if c, _ := os.ReadFile(filepath.Join(dirs[2], f)); f == RequestsCSVFile && bytes.Equal(a, c) {
+			t.Errorf("%s is the same with another seed", f)
+		}
+	}
+}
+
+// A run that fails part way leaves no output files behind.
+func TestFailedRunLeavesNoFiles(t *testing.T) {
+	cfg := testConfig()
+	dir := t.TempDir()
+	src := NewSliceSource(reqs([3]float64{0, 100, 10}, [3]float64{5, 100, 10}, [3]float64{4, 100, 10}))
+	_, err := Execute(cfg, src, Outputs{Dir: dir, ChromeTrace: filepath.Join(dir, "t.json")}, Options{})
+	if err == nil {
+		t.Fatal("unsorted arrivals accepted")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Errorf("failed run left %d files, e.g. %s", len(ents), ents[0].Name())
+	}
+}

@@ -1,0 +1,107 @@
+package simulate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// sharedDir is ../shared seen from this package's directory.
+const sharedDir = "../../shared"
+
+// memSink keeps every request row.
+type memSink struct{ rows []RequestMetrics }
+
+func (m *memSink) WriteRequest(r *RequestMetrics) error {
+	m.rows = append(m.rows, *r)
+	return nil
+}
+
+// byID returns the rows indexed by request ID.
+func (m *memSink) byID() map[int]RequestMetrics {
+	out := map[int]RequestMetrics{}
+	for _, r := range m.rows {
+		out[r.RequestID] = r
+	}
+	return out
+}
+
+// stepLog keeps a copy of every step record.
+type stepLog struct{ steps []StepRecord }
+
+func (l *stepLog) ObserveStep(r *StepRecord) {
+	c := *r
+	c.Stages = append([]StageSpan(nil), r.Stages...)
+	l.steps = append(l.steps, c)
+}
+
+// testConfig is llama-3.1-8b on one H100 with vLLM's defaults.
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Model = "llama-3.1-8b"
+	return c
+}
+
+// reqs builds requests (arrivalS, prompt, output) with IDs in order.
+func reqs(rows ...[3]float64) []datasets.Request {
+	out := make([]datasets.Request, len(rows))
+	for i, r := range rows {
+		out[i] = datasets.Request{ID: i, ArrivalS: r[0], PromptTokens: int(r[1]), OutputTokens: int(r[2])}
+	}
+	return out
+}
+
+// simulate runs cfg on rs and returns the summary, the request rows and the
+// steps.
+func simulate(t *testing.T, cfg Config, rs []datasets.Request) (*Summary, *memSink, *stepLog, *Simulation) {
+	t.Helper()
+	sink, log := &memSink{}, &stepLog{}
+	sim, err := New(cfg, Options{Requests: sink, Observer: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(NewSliceSource(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, sink, log, sim
+}
+
+// price is the cost model's time of one step of shape b on every stage, in
+// seconds, for cfg.
+func price(t *testing.T, cfg Config, b BatchShape) float64 {
+	t.Helper()
+	m, err := spec.LookupModel(cfg.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := spec.LookupDevice(cfg.Device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: cfg.Layout.Normalize(), Device: d, Limits: cfg.Engine.EngineLimits, Calibration: cfg.Calibration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	for s := 0; s < cfg.Layout.Normalize().PP; s++ {
+		var c StepCost
+		cm.StageCost(&b, s, &c)
+		total += c.TotalMs() / 1e3
+	}
+	return total
+}
+
+func prefillShape(chunk, ctx int) BatchShape {
+	return BatchShape{Tokens: chunk, Seqs: 1, PrefillChunks: []int{chunk}, PrefillContexts: []int{ctx}}
+}
+
+func decodeShape(ctxs ...int) BatchShape {
+	return BatchShape{Tokens: len(ctxs), Seqs: len(ctxs), DecodeContexts: ctxs}
+}
+
+// near reports whether a and b agree to 1e-9 relative (float rounding of
+// times that are sums of step costs).
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

@@ -1,0 +1,185 @@
+package simulate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+)
+
+// checkSteps fails on any step that breaks the engine limits.
+type checkSteps struct {
+	t     *testing.T
+	cfg   EngineConfig
+	steps int
+}
+
+func (c *checkSteps) ObserveStep(r *StepRecord) {
+	c.steps++
+	e := c.cfg
+	switch {
+	case r.Tokens > e.MaxNumBatchedTokens:
+		c.t.Fatalf("replica %d step %d: %d tokens, budget %d", r.Replica, r.Step, r.Tokens, e.MaxNumBatchedTokens)
+	case r.Seqs > e.MaxNumSeqs || r.Running > e.MaxNumSeqs:
+		c.t.Fatalf("replica %d step %d: %d sequences, %d running, max_num_seqs %d", r.Replica, r.Step, r.Seqs, r.Running, e.MaxNumSeqs)
+	case r.KVBlocksUsed > r.KVBlocksTotal:
+		c.t.Fatalf("replica %d step %d: %d KV blocks of %d", r.Replica, r.Step, r.KVBlocksUsed, r.KVBlocksTotal)
+	case r.Tokens != r.PrefillTokens+r.DecodeSeqs || r.Seqs != r.PrefillSeqs+r.DecodeSeqs:
+		c.t.Fatalf("replica %d step %d: tokens %d != %d prefill + %d decodes", r.Replica, r.Step, r.Tokens, r.PrefillTokens, r.DecodeSeqs)
+	case e.LongPrefillTokenThreshold > 0 && r.PrefillTokens > r.PrefillSeqs*e.LongPrefillTokenThreshold:
+		c.t.Fatalf("replica %d step %d: %d prefill tokens in %d sequences over the threshold %d", r.Replica, r.Step, r.PrefillTokens, r.PrefillSeqs, e.LongPrefillTokenThreshold)
+	}
+}
+
+// checkConservation checks that every arrival is accounted for, every
+// token produced, every block returned, and Little's law.
+func checkConservation(t *testing.T, sum *Summary, rows []RequestMetrics, asked map[int]int, sim *Simulation) {
+	t.Helper()
+	m := sum.Metrics
+	if m.Arrived != len(asked) || m.Completed+m.Rejected != m.Arrived || len(rows) != m.Arrived {
+		t.Fatalf("arrived %d (sent %d), completed %d, rejected %d, rows %d", m.Arrived, len(asked), m.Completed, m.Rejected, len(rows))
+	}
+	var out int64
+	var e2e float64
+	seen := map[int]bool{}
+	for _, r := range rows {
+		if seen[r.RequestID] {
+			t.Fatalf("request %d reported twice", r.RequestID)
+		}
+		seen[r.RequestID] = true
+		if r.Status != StatusCompleted {
+			continue
+		}
+		if r.OutputTokens != asked[r.RequestID] {
+			t.Fatalf("request %d: %d output tokens, asked %d", r.RequestID, r.OutputTokens, asked[r.RequestID])
+		}
+		if !(r.ArrivalS <= r.FirstTokenS && r.FirstTokenS <= r.FinishS) {
+			t.Fatalf("request %d: arrival %g, first token %g, finish %g out of order", r.RequestID, r.ArrivalS, r.FirstTokenS, r.FinishS)
+		}
+		out += int64(r.OutputTokens)
+		e2e += r.E2EMs / 1e3
+	}
+	if out != m.OutputTokens {
+		t.Errorf("rows hold %d output tokens, summary %d", out, m.OutputTokens)
+	}
+	for _, e := range sim.engines {
+		s := e.sched
+		if s.freeBlocks != s.totalBlocks || len(s.running) != 0 || s.waiting.len() != 0 || s.outstanding() != 0 {
+			t.Errorf("replica %d ends with %d of %d blocks free, %d running, %d waiting", e.id, s.freeBlocks, s.totalBlocks, len(s.running), s.waiting.len())
+		}
+	}
+	little := m.RequestThroughputPerS * (e2e / float64(m.Completed))
+	if math.Abs(m.MeanConcurrency-little)/little > 0.02 {
+		t.Errorf("Little's law: mean concurrency %g, throughput x mean E2E %g", m.MeanConcurrency, little)
+	}
+	t.Logf("%d requests, %d steps, %d preemptions; mean concurrency %.3f vs throughput x E2E %.3f", m.Arrived, m.Steps, m.Preemptions, m.MeanConcurrency, little)
+}
+
+// A long randomized run with tight limits: two replicas, a small KV cache
+// (so requests are preempted), a small token budget and long-prefill
+// threshold, lengths sampled from the Splitwise conversation trace.
+func TestRandomizedRunInvariants(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Layout.DP = 2
+	cfg.Router = RouterLeastLoaded
+	cfg.Engine.MaxNumBatchedTokens = 512
+	cfg.Engine.MaxNumSeqs = 24
+	cfg.Engine.LongPrefillTokenThreshold = 384
+	cfg.Engine.MaxModelLen = 4096
+	cfg.Engine.NumGPUBlocksOverride = 600
+	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 5, NumRequests: 4000, Seed: 7}
+	src, n, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[int]int{}
+	var rs []datasets.Request
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		asked[r.ID] = r.OutputTokens
+		rs = append(rs, r)
+	}
+	if len(rs) != n {
+		t.Fatalf("source gave %d of %d requests", len(rs), n)
+	}
+	sink := &memSink{}
+	check := &checkSteps{t: t, cfg: cfg.Engine}
+	sim, err := New(cfg, Options{Requests: sink, Observer: check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(NewSliceSource(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(check.steps) != sum.Metrics.Steps {
+		t.Errorf("observed %d steps, summary says %d", check.steps, sum.Metrics.Steps)
+	}
+	if sum.Metrics.Preemptions == 0 || sum.Metrics.Rejected == 0 {
+		t.Errorf("%d preemptions, %d rejections: the run should exercise both", sum.Metrics.Preemptions, sum.Metrics.Rejected)
+	}
+	if sum.Replicas[0].Steps == 0 || sum.Replicas[1].Steps == 0 {
+		t.Errorf("a replica never ran: %+v", sum.Replicas)
+	}
+	checkConservation(t, sum, sink.rows, asked, sim)
+}
+
+// The real Splitwise conversation trace replayed on llama-3.1-8b at TP1.
+func TestSplitwiseConvTrace(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
+	src, n, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 19366 {
+		t.Fatalf("trace has %d requests, want 19366", n)
+	}
+	rs := make([]datasets.Request, 0, n)
+	asked := map[int]int{}
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		asked[r.ID] = r.OutputTokens
+		rs = append(rs, r)
+	}
+	sink := &memSink{}
+	sim, err := New(cfg, Options{Requests: sink, Observer: &checkSteps{t: t, cfg: cfg.Engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(NewSliceSource(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One request (14,089 tokens) exceeds the default max_model_len of 8192.
+	if sum.Metrics.Rejected != 1 {
+		t.Errorf("%d rejected, want 1", sum.Metrics.Rejected)
+	}
+	checkConservation(t, sum, sink.rows, asked, sim)
+}
+
+// The per-step hot path (scheduling, pricing, completing, metrics) does not
+// allocate once the run is warm.
+func TestStepDoesNotAllocate(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
+	src, _, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.src = src
+	sim.scheduleNext()
+	for i := 0; i < 50000; i++ {
+		sim.loop.Step()
+	}
+	before := sim.engines[0].steps
+	if allocs := testing.AllocsPerRun(20000, func() { sim.loop.Step() }); allocs != 0 {
+		t.Errorf("%g allocations per event", allocs)
+	}
+	if sim.engines[0].steps-before < 1000 || sim.err != nil {
+		t.Errorf("only %d steps measured (err %v)", sim.engines[0].steps-before, sim.err)
+	}
+}

@@ -1,0 +1,305 @@
+package simulate
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// requestColumns are the per-request columns, in file order (CSV and
+// Arrow alike).
+var requestColumns = []string{"request_id", "arrival_s", "prompt_tokens", "output_tokens", "first_token_s",
+	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "preemptions", "status"}
+
+// requestSchema is the Arrow schema of requests.arrow. Times and latencies
+// a request lacks are null.
+var requestSchema = func() *arrow.Schema {
+	fields := make([]arrow.Field, len(requestColumns))
+	for i, n := range requestColumns {
+		var t arrow.DataType = arrow.PrimitiveTypes.Float64
+		switch n {
+		case "request_id", "prompt_tokens", "output_tokens", "preemptions":
+			t = arrow.PrimitiveTypes.Int64
+		case "status":
+			t = arrow.BinaryTypes.String
+		}
+		fields[i] = arrow.Field{Name: n, Type: t, Nullable: t == arrow.PrimitiveTypes.Float64}
+	}
+	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "1"})
+	return arrow.NewSchema(fields, &md)
+}()
+
+// csvRequestWriter writes requests.csv rows; missing values are empty.
+type csvRequestWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func newCSVRequestWriter(w io.Writer) (*csvRequestWriter, error) {
+	c := &csvRequestWriter{w: w}
+	_, err := io.WriteString(w, strings.Join(requestColumns, ",")+"\n")
+	return c, err
+}
+
+func appendCSVFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) {
+		return b
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// WriteRequest implements RequestSink.
+func (c *csvRequestWriter) WriteRequest(m *RequestMetrics) error {
+	b := strconv.AppendInt(c.buf[:0], int64(m.RequestID), 10)
+	b = append(b, ',')
+	b = appendCSVFloat(b, m.ArrivalS)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(m.PromptTokens), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(m.OutputTokens), 10)
+	for _, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs} {
+		b = append(b, ',')
+		b = appendCSVFloat(b, v)
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(m.Preemptions), 10)
+	b = append(b, ',')
+	b = append(b, m.Status...)
+	b = append(b, '\n')
+	c.buf = b
+	_, err := c.w.Write(b)
+	return err
+}
+
+// arrowBatchRows is the rows per Arrow record batch.
+const arrowBatchRows = 1 << 16
+
+// arrowRequestWriter writes requests.arrow (Arrow IPC file format) in
+// record batches of arrowBatchRows rows.
+type arrowRequestWriter struct {
+	fw   *ipc.FileWriter
+	b    *array.RecordBuilder
+	rows int
+}
+
+func newArrowRequestWriter(w io.Writer) (*arrowRequestWriter, error) {
+	mem := memory.NewGoAllocator()
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(requestSchema), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, err
+	}
+	return &arrowRequestWriter{fw: fw, b: array.NewRecordBuilder(mem, requestSchema)}, nil
+}
+
+func appendNullable(b *array.Float64Builder, v float64) {
+	if math.IsNaN(v) {
+		b.AppendNull()
+	} else {
+		b.Append(v)
+	}
+}
+
+// WriteRequest implements RequestSink.
+func (a *arrowRequestWriter) WriteRequest(m *RequestMetrics) error {
+	f := a.b.Fields()
+	f[0].(*array.Int64Builder).Append(int64(m.RequestID))
+	appendNullable(f[1].(*array.Float64Builder), m.ArrivalS)
+	f[2].(*array.Int64Builder).Append(int64(m.PromptTokens))
+	f[3].(*array.Int64Builder).Append(int64(m.OutputTokens))
+	for i, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs} {
+		appendNullable(f[4+i].(*array.Float64Builder), v)
+	}
+	f[10].(*array.Int64Builder).Append(int64(m.Preemptions))
+	f[11].(*array.StringBuilder).Append(m.Status)
+	a.rows++
+	if a.rows == arrowBatchRows {
+		return a.flush()
+	}
+	return nil
+}
+
+func (a *arrowRequestWriter) flush() error {
+	if a.rows == 0 {
+		return nil
+	}
+	rec := a.b.NewRecordBatch()
+	defer rec.Release()
+	a.rows = 0
+	return a.fw.Write(rec)
+}
+
+// close writes the last batch and the file footer.
+func (a *arrowRequestWriter) close() error {
+	err := a.flush()
+	a.b.Release()
+	if cerr := a.fw.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// requestFiles writes requests.csv and requests.arrow as requests finish.
+type requestFiles struct {
+	csvFile, arrowFile *atomicFile
+	csv                *csvRequestWriter
+	arrow              *arrowRequestWriter
+}
+
+func createRequestFiles(dir string) (*requestFiles, error) {
+	rf := &requestFiles{}
+	var err error
+	if rf.csvFile, err = createAtomic(filepath.Join(dir, "requests.csv")); err != nil {
+		return nil, err
+	}
+	if rf.arrowFile, err = createAtomic(filepath.Join(dir, "requests.arrow")); err != nil {
+		rf.csvFile.abort()
+		return nil, err
+	}
+	if rf.csv, err = newCSVRequestWriter(rf.csvFile.w); err == nil {
+		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.w)
+	}
+	if err != nil {
+		rf.abort()
+		return nil, fmt.Errorf("requests files in %s: %w", dir, err)
+	}
+	return rf, nil
+}
+
+// WriteRequest implements RequestSink.
+func (rf *requestFiles) WriteRequest(m *RequestMetrics) error {
+	if err := rf.csv.WriteRequest(m); err != nil {
+		return fmt.Errorf("write %s: %w", rf.csvFile.path, err)
+	}
+	if err := rf.arrow.WriteRequest(m); err != nil {
+		return fmt.Errorf("write %s: %w", rf.arrowFile.path, err)
+	}
+	return nil
+}
+
+func (rf *requestFiles) commit() error {
+	if err := rf.arrow.close(); err != nil {
+		rf.abort()
+		return fmt.Errorf("write %s: %w", rf.arrowFile.path, err)
+	}
+	if err := rf.csvFile.commit(); err != nil {
+		rf.arrowFile.abort()
+		return err
+	}
+	return rf.arrowFile.commit()
+}
+
+func (rf *requestFiles) abort() {
+	rf.csvFile.abort()
+	rf.arrowFile.abort()
+}
+
+// ReadRequestMetrics reads a per-request file written by a run:
+// requests.csv or requests.arrow (by extension).
+func ReadRequestMetrics(path string) ([]RequestMetrics, error) {
+	switch filepath.Ext(path) {
+	case ".csv":
+		return readRequestsCSV(path)
+	case ".arrow":
+		return readRequestsArrow(path)
+	}
+	return nil, fmt.Errorf("requests %s: want a .csv or .arrow file", path)
+}
+
+func readRequestsCSV(path string) ([]RequestMetrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("requests %s: %w", path, err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("requests %s line 1: %w", path, err)
+	}
+	if strings.Join(header, ",") != strings.Join(requestColumns, ",") {
+		return nil, fmt.Errorf("requests %s line 1: header %q, want %q", path, strings.Join(header, ","), strings.Join(requestColumns, ","))
+	}
+	var out []RequestMetrics
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("requests %s line %d: %w", path, line, err)
+		}
+		var m RequestMetrics
+		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, &m.Preemptions}
+		floats := []*float64{nil, &m.ArrivalS, nil, nil, &m.FirstTokenS, &m.FinishS, &m.TTFTMs, &m.TPOTMs, &m.E2EMs, &m.MeanITLMs}
+		for i, v := range rec[:len(requestColumns)-1] {
+			if p := ints[i]; p != nil {
+				if *p, err = strconv.Atoi(v); err != nil {
+					return nil, fmt.Errorf("requests %s line %d column %s: want an integer, got %q", path, line, requestColumns[i], v)
+				}
+				continue
+			}
+			*floats[i] = math.NaN()
+			if v != "" {
+				if *floats[i], err = strconv.ParseFloat(v, 64); err != nil {
+					return nil, fmt.Errorf("requests %s line %d column %s: want a number, got %q", path, line, requestColumns[i], v)
+				}
+			}
+		}
+		m.Status = rec[len(requestColumns)-1]
+		if m.Status != StatusCompleted && m.Status != StatusRejected {
+			return nil, fmt.Errorf("requests %s line %d column status: want %s or %s, got %q", path, line, StatusCompleted, StatusRejected, m.Status)
+		}
+		out = append(out, m)
+	}
+}
+
+func readRequestsArrow(path string) ([]RequestMetrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("requests %s: %w", path, err)
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("requests %s: %w", path, err)
+	}
+	defer r.Close()
+	if !r.Schema().Equal(requestSchema) {
+		return nil, fmt.Errorf("requests %s: schema %s, want %s", path, r.Schema(), requestSchema)
+	}
+	var out []RequestMetrics
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			return nil, fmt.Errorf("requests %s batch %d: %w", path, i, err)
+		}
+		col := func(j int) arrow.Array { return rec.Column(j) }
+		fl := func(j, row int) float64 {
+			a := col(j).(*array.Float64)
+			if a.IsNull(row) {
+				return math.NaN()
+			}
+			return a.Value(row)
+		}
+		in := func(j, row int) int { return int(col(j).(*array.Int64).Value(row)) }
+		for row := 0; row < int(rec.NumRows()); row++ {
+			out = append(out, RequestMetrics{RequestID: in(0, row), ArrivalS: fl(1, row), PromptTokens: in(2, row),
+				OutputTokens: in(3, row), FirstTokenS: fl(4, row), FinishS: fl(5, row), TTFTMs: fl(6, row),
+				TPOTMs: fl(7, row), E2EMs: fl(8, row), MeanITLMs: fl(9, row), Preemptions: in(10, row),
+				Status: col(11).(*array.String).Value(row)})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,319 @@
+package simulate
+
+import "github.com/ftk-dev/ftk/datasets"
+
+// reqState is the engine's view of one admitted request. It lives in a
+// slab slot from admission to completion and is then released.
+type reqState struct {
+	id          int
+	arrivalS    float64
+	firstTokenS float64
+	lastTokenS  float64
+	prompt      int32
+	output      int32 // output tokens asked for
+	generated   int32 // output tokens produced
+	computed    int32 // num_computed_tokens: tokens whose KV is (being) computed
+	blocks      int32 // KV blocks held
+	preemptions int32
+	// epoch changes whenever the request is (re)admitted to the running
+	// set, so a batch entry scheduled before a preemption is recognised.
+	epoch    uint32
+	finished bool
+}
+
+// numTokens is vLLM's num_tokens: prompt plus output tokens so far.
+func (r *reqState) numTokens() int32 { return r.prompt + r.generated }
+
+// batchEntry is one scheduled request of a batch.
+type batchEntry struct {
+	slot   int32
+	epoch  uint32
+	tokens int32 // new tokens scheduled
+	endPos int32 // computed tokens after this entry
+}
+
+// batch is one scheduled step.
+type batch struct {
+	entries                    []batchEntry
+	tokens                     int
+	prefillTokens, prefillSeqs int
+	decodeSeqs                 int
+	preempted                  int
+}
+
+// scheduler is the vLLM V1 scheduling policy of one engine: a token budget
+// per step, at most max_num_seqs running requests, running requests first
+// (in order) then waiting ones, chunked prefill, a paged KV cache, and
+// preemption by recompute of the last running request when blocks run out.
+// It holds no clock: the engine decides when steps run.
+type scheduler struct {
+	cfg       EngineConfig // MaxModelLen resolved
+	reqs      []reqState
+	freeSlots []int32
+	running   []int32
+	waiting   deque
+
+	totalBlocks, freeBlocks int
+	peakUsedBlocks          int
+	preemptions             int64
+	epoch                   uint32
+
+	// itl receives every inter-token gap, milliseconds.
+	itl *Histogram
+	// done is called when a request has produced all its output tokens,
+	// before its slot is released.
+	done func(r *reqState, nowS float64)
+}
+
+func newScheduler(cfg EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
+	return &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done,
+		running: make([]int32, 0, cfg.MaxNumSeqs)}
+}
+
+// admit queues a new request at the back of the waiting queue.
+func (s *scheduler) admit(q *datasets.Request) {
+	var slot int32
+	if n := len(s.freeSlots); n > 0 {
+		slot = s.freeSlots[n-1]
+		s.freeSlots = s.freeSlots[:n-1]
+	} else {
+		slot = int32(len(s.reqs))
+		s.reqs = append(s.reqs, reqState{})
+	}
+	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens)}
+	s.waiting.pushBack(slot)
+}
+
+// outstanding is the number of requests admitted and not finished.
+func (s *scheduler) outstanding() int { return len(s.reqs) - len(s.freeSlots) }
+
+// usedBlocks is the number of KV blocks held by requests.
+func (s *scheduler) usedBlocks() int { return s.totalBlocks - s.freeBlocks }
+
+// allocate grows r's KV blocks to hold tokens tokens, as vLLM's
+// allocate_slots; it reports false, allocating nothing, when too few blocks
+// are free.
+func (s *scheduler) allocate(r *reqState, tokens int32) bool {
+	bs := int32(s.cfg.BlockSize)
+	need := int((tokens+bs-1)/bs - r.blocks)
+	if need <= 0 {
+		return true
+	}
+	if need > s.freeBlocks {
+		return false
+	}
+	s.freeBlocks -= need
+	r.blocks += int32(need)
+	if u := s.usedBlocks(); u > s.peakUsedBlocks {
+		s.peakUsedBlocks = u
+	}
+	return true
+}
+
+func (s *scheduler) free(r *reqState) {
+	s.freeBlocks += int(r.blocks)
+	r.blocks = 0
+}
+
+// cachedPrefixTokens is the prefix-caching hook: the prompt tokens of r a
+// prefix cache would already hold when r is admitted. Prefix caching is not
+// modelled yet, so nothing is ever cached.
+func (s *scheduler) cachedPrefixTokens(*reqState) int32 { return 0 }
+
+// newTokens is the number of tokens r would schedule with budget tokens
+// left: what is not computed yet, capped by the long-prefill threshold and
+// the budget.
+func (s *scheduler) newTokens(r *reqState, budget int) int32 {
+	n := r.numTokens() - r.computed
+	if t := int32(s.cfg.LongPrefillTokenThreshold); t > 0 && n > t {
+		n = t
+	}
+	return min(n, int32(budget))
+}
+
+// schedule builds the next batch into b and its cost view into shape, and
+// reports whether anything was scheduled. It follows vLLM V1's
+// Scheduler.schedule: running requests in order, preempting from the back
+// of the running list when blocks run out, then waiting requests in order
+// unless something was preempted.
+func (s *scheduler) schedule(b *batch, shape *BatchShape) bool {
+	b.entries = b.entries[:0]
+	b.tokens, b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted = 0, 0, 0, 0, 0
+	shape.reset()
+	budget := s.cfg.MaxNumBatchedTokens
+
+	for i := 0; i < len(s.running) && budget > 0; {
+		slot := s.running[i]
+		r := &s.reqs[slot]
+		n := s.newTokens(r, budget)
+		if n <= 0 { // its previous batch is still in flight (pipeline parallelism)
+			i++
+			continue
+		}
+		scheduled := false
+		for {
+			if s.allocate(r, r.computed+n) {
+				scheduled = true
+				break
+			}
+			victim := s.running[len(s.running)-1]
+			s.running = s.running[:len(s.running)-1]
+			s.preempt(victim)
+			b.preempted++
+			if victim == slot {
+				break
+			}
+		}
+		if !scheduled {
+			break
+		}
+		s.add(b, shape, slot, n)
+		budget -= int(n)
+		i++
+	}
+
+	if b.preempted == 0 {
+		for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+			slot := s.waiting.front()
+			r := &s.reqs[slot]
+			if r.computed == 0 {
+				r.computed = s.cachedPrefixTokens(r)
+			}
+			n := r.numTokens() - r.computed
+			if t := int32(s.cfg.LongPrefillTokenThreshold); t > 0 && n > t {
+				n = t
+			}
+			if !s.cfg.EnableChunkedPrefill && int(n) > budget {
+				break
+			}
+			n = min(n, int32(budget))
+			if !s.allocate(r, r.computed+n) {
+				break
+			}
+			s.waiting.popFront()
+			s.epoch++
+			r.epoch = s.epoch
+			s.running = append(s.running, slot)
+			s.add(b, shape, slot, n)
+			budget -= int(n)
+		}
+	}
+	return len(b.entries) > 0
+}
+
+// add schedules n new tokens of the request in slot into the batch.
+func (s *scheduler) add(b *batch, shape *BatchShape, slot, n int32) {
+	r := &s.reqs[slot]
+	ctx := int(r.computed)
+	r.computed += n
+	b.entries = append(b.entries, batchEntry{slot: slot, epoch: r.epoch, tokens: n, endPos: r.computed})
+	b.tokens += int(n)
+	shape.Tokens += int(n)
+	shape.Seqs++
+	if n == 1 && r.generated > 0 && r.computed == r.numTokens() {
+		b.decodeSeqs++
+		shape.DecodeContexts = append(shape.DecodeContexts, ctx)
+		return
+	}
+	b.prefillSeqs++
+	b.prefillTokens += int(n)
+	shape.PrefillChunks = append(shape.PrefillChunks, int(n))
+	shape.PrefillContexts = append(shape.PrefillContexts, ctx)
+}
+
+// preempt frees a running request's blocks and puts it back at the front of
+// the waiting queue to recompute everything it had (vLLM's recompute
+// preemption): its output tokens so far are kept.
+func (s *scheduler) preempt(slot int32) {
+	r := &s.reqs[slot]
+	s.free(r)
+	r.computed = 0
+	s.epoch++
+	r.epoch = s.epoch // batches in flight no longer count for it
+	r.preemptions++
+	s.preemptions++
+	s.waiting.pushFront(slot)
+}
+
+// complete applies the outputs of batch b, finished at nowS: every entry
+// that computed all of its request's tokens samples one output token;
+// finished requests free their blocks, leave the running list and release
+// their slots.
+func (s *scheduler) complete(b *batch, nowS float64) {
+	finished := 0
+	for i := range b.entries {
+		e := &b.entries[i]
+		r := &s.reqs[e.slot]
+		if r.epoch != e.epoch || e.endPos != r.numTokens() {
+			continue // preempted since scheduled, or a prompt chunk
+		}
+		r.generated++
+		if r.generated == 1 {
+			r.firstTokenS = nowS
+		} else {
+			s.itl.Add((nowS - r.lastTokenS) * 1e3)
+		}
+		r.lastTokenS = nowS
+		if r.generated == r.output {
+			r.finished = true
+			s.free(r)
+			finished++
+		}
+	}
+	if finished == 0 {
+		return
+	}
+	kept := s.running[:0]
+	for _, slot := range s.running {
+		r := &s.reqs[slot]
+		if !r.finished {
+			kept = append(kept, slot)
+			continue
+		}
+		s.done(r, nowS)
+		s.freeSlots = append(s.freeSlots, slot)
+	}
+	s.running = kept
+}
+
+// deque is a ring buffer of slots: the waiting queue, which takes preempted
+// requests at the front.
+type deque struct {
+	buf        []int32
+	head, size int
+}
+
+func (d *deque) len() int { return d.size }
+
+func (d *deque) front() int32 { return d.buf[d.head] }
+
+func (d *deque) grow() {
+	if d.size < len(d.buf) {
+		return
+	}
+	nb := make([]int32, max(16, 2*len(d.buf)))
+	for i := 0; i < d.size; i++ {
+		nb[i] = d.buf[(d.head+i)%len(d.buf)]
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *deque) pushBack(v int32) {
+	d.grow()
+	d.buf[(d.head+d.size)%len(d.buf)] = v
+	d.size++
+}
+
+func (d *deque) pushFront(v int32) {
+	d.grow()
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = v
+	d.size++
+}
+
+func (d *deque) popFront() int32 {
+	v := d.buf[d.head]
+	d.head = (d.head + 1) % len(d.buf)
+	d.size--
+	return v
+}

@@ -1,0 +1,184 @@
+package validate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/simulate"
+)
+
+// injected are the corrections the "measurements" of the calibration tests
+// are simulated with: host time per step and a scale of the linear-operator
+// family (GEMMs, norms, activations).
+var injected = simulate.Calibration{HostMsPerStep: 1.5, FamilyScale: map[string]float64{"linear_op": 1.25}}
+
+// calibrationRuns simulates each workload twice: with the injected
+// corrections, exported as a measured per-request CSV, and without, as an
+// ftk simulate output directory; it reads both back as runs.
+func calibrationRuns(t testing.TB, dir string, scale float64, workloads ...string) []*Run {
+	t.Helper()
+	var runs []*Run
+	for _, w := range workloads {
+		wc := testWorkload(w, scale)
+		truth := simulateTo(t, filepath.Join(dir, "truth"), "h100-tp1__"+w, wc, injected)
+		m := filepath.Join(dir, "h100-tp1__"+w+"__r1.csv")
+		writeMeasuredCSV(t, truth, m, 1)
+		mr, err := ReadRun(m, Measured)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, err := ReadRun(simulateTo(t, filepath.Join(dir, "sim"), "h100-tp1__"+w, wc, simulate.Calibration{}), Simulated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, mr, sr)
+	}
+	return runs
+}
+
+// TestCalibrateRecoversInjectedCorrections fits host time per step and the
+// linear-family scale on the conversation trace alone and checks the
+// corrections and the error on the two held-out workloads.
+func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
+	dir := t.TempDir()
+	runs := calibrationRuns(t, dir, 1, "conv", "short", "long")
+	rep, err := Calibrate(runs, CalibrateOptions{FitWorkloads: []string{"conv"}, Params: []string{ParamHostMsPerStep, "linear_op"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	cal := rep.Calibration()
+	// Host time and the linear scale trade off along a shallow valley (both
+	// lengthen every step), so the host time is recovered to 20% and the
+	// scale to 2%.
+	if math.Abs(cal.HostMsPerStep-1.5) > 0.3 || math.Abs(cal.FamilyScale["linear_op"]-1.25) > 0.025 || len(cal.FamilyScale) != 1 || cal.LaunchUs != 0 {
+		t.Errorf("fitted %s, injected %s", formatCalibration(cal), formatCalibration(injected))
+	}
+	if held := rep.heldOutMAPE(); !(held < 2) {
+		t.Errorf("held-out MAPE over all metrics %.2f%%, want under 2%%", held)
+	}
+	for _, o := range rep.Overall {
+		if o.HeldOutRows != 2 || o.FitRows != 1 {
+			t.Errorf("%s: %d held-out rows, %d fitted rows; want 2 and 1", o.Metric, o.HeldOutRows, o.FitRows)
+		}
+		// P95 TTFT is a chaotic statistic: with the injected corrections
+		// off by 1% the simulator's own held-out P95 TTFT moves by up to 8%
+		// (requests arriving just before or after a step boundary), so it
+		// gets a wider bound; every other metric is under 2%.
+		bound := 2.0
+		if o.Metric == "ttft_p95_ms" {
+			bound = 8
+		}
+		if !(o.HeldOutMAPEPct < bound) {
+			t.Errorf("%s: held-out MAPE %.2f%% (before %.2f%%), want under %v%%", o.Metric, o.HeldOutMAPEPct, o.BeforeHeldOutMAPEPct, bound)
+		}
+		if strings.HasSuffix(o.Metric, "_ms") && !(o.BeforeHeldOutMAPEPct > 20) {
+			t.Errorf("%s: held-out MAPE before calibration %.2f%%: the injected corrections should show", o.Metric, o.BeforeHeldOutMAPEPct)
+		}
+	}
+	path := filepath.Join(dir, "calibration.yaml")
+	if err := rep.WriteCalibrationFile(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := simulate.LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.HostMsPerStep != cal.HostMsPerStep || back.FamilyScale["linear_op"] != cal.FamilyScale["linear_op"] || back.LaunchUs != 0 {
+		t.Errorf("file reads back as %s, fitted %s", formatCalibration(back), formatCalibration(cal))
+	}
+	data, _ := os.ReadFile(path)
+	for _, want := range []string{"# fitted on workloads: conv", "#   host_ms_per_step: fitted", "held-out MAPE"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("calibration file lacks %q:\n%s", want, data)
+		}
+	}
+}
+
+// TestCalibrateLeaveOneWorkloadOut checks the default split on small runs:
+// one fit per held-out workload plus the final fit on all, an
+// unidentifiable correction left out, and both error columns filled.
+func TestCalibrateLeaveOneWorkloadOut(t *testing.T) {
+	runs := calibrationRuns(t, t.TempDir(), 0.1, "conv", "short", "long")
+	rep, err := Calibrate(runs, CalibrateOptions{Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxSimulations: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Folds) != 3 || strings.Join(rep.Final.FitWorkloads, ",") != "conv,long,short" || len(rep.Final.HeldOutWorkloads) != 0 {
+		t.Fatalf("%d folds, final fit on %v held out %v", len(rep.Folds), rep.Final.FitWorkloads, rep.Final.HeldOutWorkloads)
+	}
+	for i, w := range []string{"conv", "long", "short"} {
+		f := rep.Folds[i]
+		if strings.Join(f.HeldOutWorkloads, ",") != w || len(f.FitWorkloads) != 2 || !(f.FitMAPEPct < f.StartMAPEPct) {
+			t.Errorf("fold %d: held out %v, fit on %v, MAPE %.2f%% from %.2f%%", i, f.HeldOutWorkloads, f.FitWorkloads, f.FitMAPEPct, f.StartMAPEPct)
+		}
+	}
+	for _, p := range rep.Final.Params {
+		// llama-3.1-8b on an H100 is never launch-bound: launch_us moves
+		// nothing and must not be reported as fitted.
+		if (p.Name == ParamLaunchUs) == p.Fitted {
+			t.Errorf("%s fitted = %v", p.Name, p.Fitted)
+		}
+	}
+	for _, r := range rep.Rows {
+		if math.IsNaN(r.FitAPEPct) || math.IsNaN(r.HeldOutAPEPct) || math.IsNaN(r.BeforeAPEPct) {
+			t.Errorf("row %s/%s %s lacks an error column: %+v", r.Config, r.Workload, r.Metric, r)
+		}
+	}
+	var csvOut, text strings.Builder
+	if err := rep.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(csvOut.String(), "config,workload,metric,paired_runs,measured_median,ape_before_pct,ape_fit_pct,ape_held_out_pct\n") ||
+		!strings.Contains(text.String(), "Leave one workload out") || !strings.Contains(text.String(), "not fitted: no effect on these runs") {
+		t.Errorf("report layout:\n%s\n%s", text.String(), csvOut.String())
+	}
+}
+
+func TestCalibrateRefuses(t *testing.T) {
+	runs := calibrationRuns(t, t.TempDir(), 0.05, "short")
+	for _, c := range []struct {
+		opts CalibrateOptions
+		want string
+	}{
+		{CalibrateOptions{}, "leaving one workload out needs two workloads or more"},
+		{CalibrateOptions{FitWorkloads: []string{"chat"}}, `fit workload "chat" has no paired runs`},
+		{CalibrateOptions{FitWorkloads: []string{"short"}, Params: []string{"gpu_speed"}}, `unknown correction "gpu_speed"`},
+	} {
+		if _, err := Calibrate(runs, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.opts, err, c.want)
+		}
+	}
+	// Same inputs, same file, byte for byte (the search is seeded).
+	var files [2][]byte
+	for i := range files {
+		rep, err := Calibrate(runs, CalibrateOptions{FitWorkloads: []string{"short"}, MaxSimulations: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := rep.writeCalibrationYAML(&b); err != nil {
+			t.Fatal(err)
+		}
+		files[i] = []byte(b.String())
+	}
+	if string(files[0]) != string(files[1]) {
+		t.Errorf("two calibrations of the same runs differ:\n%s\n%s", files[0], files[1])
+	}
+	// A measured CSV stands in for the simulated side: it cannot be re-run.
+	m := *runs[0]
+	m.Side = Simulated
+	if _, err := Calibrate([]*Run{runs[0], &m}, CalibrateOptions{FitWorkloads: []string{"short"}}); err == nil || !strings.Contains(err.Error(), "is not an ftk simulate output directory") {
+		t.Errorf("CSV as simulated side: %v", err)
+	}
+}

@@ -1,0 +1,90 @@
+package validate
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ftk-dev/ftk/simulate"
+)
+
+// sharedConvTrace is the Splitwise conversation trace of ../shared.
+const sharedConvTrace = "../../shared/traces/splitwise_conv.csv"
+
+// testWorkloads are workloads of different shapes: short prompts at a high
+// rate, long prompts, and the real conversation trace. scale multiplies
+// their request counts (1: about 1000 requests in all).
+func testWorkload(name string, scale float64) simulate.WorkloadConfig {
+	n := func(k int) int { return max(10, int(float64(k)*scale)) }
+	switch name {
+	case "short":
+		return simulate.WorkloadConfig{Workload: "fixed:256x96", RatePerS: 10, NumRequests: n(400), Seed: 1}
+	case "long":
+		return simulate.WorkloadConfig{Workload: "fixed:3072x48", RatePerS: 3, NumRequests: n(150), Seed: 2}
+	case "conv":
+		return simulate.WorkloadConfig{Trace: sharedConvTrace, NumRequests: n(400)}
+	}
+	panic("unknown test workload " + name)
+}
+
+func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal simulate.Calibration) simulate.Config {
+	t.Helper()
+	if _, err := os.Stat(sharedConvTrace); err != nil {
+		t.Fatalf("../shared beside the repository is required: %v", err)
+	}
+	cfg := simulate.DefaultConfig()
+	cfg.Model = "llama-3.1-8b"
+	cfg.Device = "h100"
+	cfg.Workload = workload
+	cfg.Calibration = cal
+	return cfg
+}
+
+// simulateTo runs the workload with cal through ftk simulate's Go API into
+// dir/name and returns the output directory.
+func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig, cal simulate.Calibration) string {
+	t.Helper()
+	cfg := testConfig(t, workload, cal)
+	src, _, err := simulate.OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	if _, err := simulate.Execute(cfg, src, simulate.Outputs{Dir: out}, simulate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// writeMeasuredCSV exports a simulation's per-request metrics as a measured
+// per-request CSV, multiplying every TPOT by tpotFactor.
+func writeMeasuredCSV(t testing.TB, simDir, path string, tpotFactor float64) {
+	t.Helper()
+	rows, err := simulate.ReadRequestMetrics(filepath.Join(simDir, simulate.RequestsCSVFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	w.Write([]string{"request_id", "arrival_s", "prompt_tokens", "output_tokens", "ttft_ms", "tpot_ms", "e2e_ms", "status"})
+	g := func(v float64) string {
+		if v != v {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, m := range rows {
+		w.Write([]string{strconv.Itoa(m.RequestID), g(m.ArrivalS), strconv.Itoa(m.PromptTokens), strconv.Itoa(m.OutputTokens),
+			g(m.TTFTMs), g(m.TPOTMs * tpotFactor), g(m.E2EMs), m.Status})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		t.Fatal(err)
+	}
+}
