@@ -15,7 +15,7 @@ MAX_BATCHED_TOKENS ?= 8192
 MAX_SEQS ?= 256
 MAX_MODEL_LEN ?= 4096
 
-.PHONY: build test bench pipeline smoke fuzz clean
+.PHONY: build test bench pipeline fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ftk
@@ -27,6 +27,23 @@ test:
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./... 2>&1 | grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu'
+
+# The main job, end to end on the built-in synthetic device model. Artifacts land in $(RUN)/:
+#   profiles/  collect output (CSV + YAML)    dataset/  ingest output (Arrow + manifest.json)
+#   bundle.arrow  fit output (model bundle)   sim/      simulate output (requests.csv/.arrow, summary.json, config.yaml)
+LIMITS := --max-num-batched-tokens $(MAX_BATCHED_TOKENS) --max-num-seqs $(MAX_SEQS) --max-model-len $(MAX_MODEL_LEN)
+LAYOUT := --tp $(TP) --ep $(EP) --pp $(PP)
+pipeline: build
+	@rm -rf $(RUN) && mkdir -p $(RUN)
+	@echo "== 1/4 collect (synthetic $(DEVICE) device model; not a measurement)"
+	$(BIN) collect all --backend synthetic --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --out $(RUN)/profiles
+	@echo "== 2/4 ingest"
+	$(BIN) ingest $(RUN)/profiles -o $(RUN)/dataset
+	@echo "== 3/4 fit --check-coverage"
+	$(BIN) fit $(RUN)/dataset -o $(RUN)/bundle.arrow --check-coverage --model $(MODEL) $(LAYOUT) $(LIMITS)
+	@echo "== 4/4 simulate"
+	$(BIN) simulate --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --bundle $(RUN)/bundle.arrow \
+		--workload $(WORKLOAD) --rate $(RATE) --num-requests $(REQUESTS) --seed 1 --breakdown -o $(RUN)/sim
 
 clean:
 	rm -rf bin $(RUN)

@@ -51,7 +51,8 @@ var moeKeys = []string{"num_tokens", "num_experts", "num_experts_per_device", "e
 // networkKeys follow the Vidur network files; the first, unnamed column is
 // the row index as pandas writes it.
 var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices_per_node", "max_devices_per_node",
-	"measurement_type", "profiling_precision"}
+	// collect's: the layout's TP (EP dispatch/combine predictors are keyed by it).
+	"num_tensor_parallel_workers", "measurement_type", "profiling_precision"}
 
 // hostColumns is the CPU overhead schema of FORMATS.md, milliseconds.
 var hostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",

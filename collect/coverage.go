@@ -27,8 +27,7 @@ func (g Gap) String() string {
 // CheckCoverage compares the shapes with spec.QueryDomain for every layout
 // and returns what they leave out. Attention predictors count only
 // single-sequence prefill rows and equal-context decode rows, whose
-// features a reader takes as they stand; collectives match on group size
-// alone (their cost does not depend on TP).
+// features a reader takes as they stand.
 func CheckCoverage(shapes []Shape, m *spec.Model, layouts []spec.Layout, lim spec.EngineLimits) []Gap {
 	var gaps []Gap
 	for _, l := range layouts {
@@ -67,8 +66,8 @@ func CheckCoverage(shapes []Shape, m *spec.Model, layouts []spec.Layout, lim spe
 
 func keyMatches(k spec.OpKey, s *Shape, o *spec.Op) bool {
 	switch {
-	case o.Family == spec.FamilyCollective:
-		return o.Workers == k.Workers
+	case o.Family == spec.FamilyCollective && o.Workers != k.Workers:
+		return false
 	case o.Name == spec.OpAttnPrefill && s.Kind != KindPrefill:
 		return false
 	case o.Name == spec.OpAttnDecode && s.Kind != KindDecode:

@@ -22,7 +22,7 @@
 //	network/ep_dispatch.csv, ep_combine.csv       the same columns, collective=ep_dispatch|ep_combine
 //	network/<collective>_kernel_only.csv          KERNEL_ONLY collectives
 //	cpu_overhead.csv                              FORMATS.md CPU overhead schema (HOST_WALL)
-//	failures.csv                                  shapes that failed, with the error
+//	failures.jsonl                                shapes that failed, with the error
 //	ftk-collect.yaml                              device, model, backend, measurement types,
 //	                                              layouts, engine limits, shard, plan checksums
 //

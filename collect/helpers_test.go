@@ -91,13 +91,12 @@ func column(t testing.TB, header []string, rows [][]string, name string) []strin
 	return out
 }
 
-// csvFiles lists the CSV files under dir, relative, sorted (failures.csv
-// excluded).
+// csvFiles lists the CSV files under dir, relative, sorted.
 func csvFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".csv" && d.Name() != "failures.csv" {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".csv" {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
 		}

@@ -41,9 +41,10 @@ type Meta struct {
 	Measurements []string          `yaml:"measurement"`
 	Layouts      []spec.Layout     `yaml:"layouts"`
 	EngineLimits spec.EngineLimits `yaml:"engine_limits"`
-	// Shard is "i/n" as --shard gave it (0 <= i < n); absent for a whole
-	// plan. Sweep identifies the plan the shards split: every shard of one
-	// sweep has the same.
+	// Shard is "k/n", 1-based as ftk ingest reads it: --shard i/n (0-based,
+	// like Slurm array and Kubernetes completion indices) writes k = i+1.
+	// Absent for a whole plan. Sweep identifies the plan the shards split:
+	// every shard of one sweep has the same.
 	Shard          string   `yaml:"shard,omitempty"`
 	Sweep          string   `yaml:"sweep"`
 	Seed           uint64   `yaml:"seed"`

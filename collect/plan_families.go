@@ -99,9 +99,11 @@ func (p *planner) linear() []Shape {
 
 // attention plans, per TP degree: decode (batch, context) over the full
 // rectangle; prefill (context, chunk) over the triangle context + chunk <=
-// max model length; batches of several prefills up to the token budget
-// when it exceeds the model length (the token-wise ops see every batch
-// size); and mixed prefill + decode batches.
+// max model length; batches of several prefills, at powers of two up to
+// the longest chunk and on the token grid beyond it up to the token budget
+// (the token-wise ops see every batch size, and readers can check the
+// batched rows against the single-sequence ones where both exist); and
+// mixed prefill + decode batches.
 func (p *planner) attention() []Shape {
 	var out []Shape
 	for _, tp := range p.tps() {
@@ -125,8 +127,12 @@ func (p *planner) attention() []Shape {
 					Tokens: c, PrefillChunks: []int{c}, PrefillContexts: []int{k}})
 			}
 		}
-		for _, t := range TokenGrid(p.maxChunk()+1, p.maxTokens()) {
-			seqs := (t + p.maxLen() - 1) / p.maxLen()
+		multi := append(powersOf(2, 2, p.maxChunk()), TokenGrid(p.maxChunk()+1, p.maxTokens())...)
+		for _, t := range multi {
+			if t < 2 {
+				continue
+			}
+			seqs := max(2, (t+p.maxLen()-1)/p.maxLen())
 			chunks := make([]int, seqs)
 			for i := range chunks {
 				chunks[i] = t / seqs
@@ -220,7 +226,8 @@ func (p *planner) route(tokens int, dist string) ([]int, error) {
 }
 
 // collectives plans the TP all-reduce per TP degree, EP dispatch and
-// combine per EP degree (up to top-k copies of every token) and the PP
+// combine per (TP, EP) layout (up to top-k copies of every token; keyed by
+// the layout's TP as the predictors are) and the PP
 // activation send when a layout pipelines. Sizes are whole tokens of BF16
 // activations.
 func (p *planner) collectives() []Shape {
@@ -239,11 +246,11 @@ func (p *planner) collectives() []Shape {
 			add(spec.OpAllReduce, tp, spec.Layout{TP: tp}.Normalize(), p.maxTokens())
 		}
 	}
-	seenEP := map[int]bool{}
+	seenEP := map[[2]int]bool{}
 	for _, l := range p.Layouts {
-		if l.EP > 1 && !seenEP[l.EP] {
-			seenEP[l.EP] = true
-			el := spec.Layout{EP: l.EP}.Normalize()
+		if k := [2]int{l.TP, l.EP}; l.EP > 1 && !seenEP[k] {
+			seenEP[k] = true
+			el := spec.Layout{TP: l.TP, EP: l.EP}.Normalize()
 			add(spec.OpEPDispatch, l.EP, el, p.maxTokens()*max(m.TopK, 1))
 			add(spec.OpEPCombine, l.EP, el, p.maxTokens()*max(m.TopK, 1))
 		}

@@ -43,7 +43,8 @@ func (b *barProgress) Close() {
 }
 
 // logProgress prints "collect: 120/4174 shapes (2.9%), 35.1 shapes/s, ETA
-// 1m55s, 0 failed" at most once per interval.
+// 1m55s, 0 failed" (or "s/shape" below one shape a second) at most once per
+// interval.
 type logProgress struct {
 	w                io.Writer
 	total, n, failed int
@@ -66,8 +67,12 @@ func (l *logProgress) print(now time.Time) {
 	el := now.Sub(l.start).Seconds()
 	rate := float64(l.n) / max(el, 1e-9)
 	eta := time.Duration(float64(l.total-l.n)/max(rate, 1e-9)) * time.Second
-	fmt.Fprintf(l.w, "collect: %d/%d shapes (%.1f%%), %.1f shapes/s, ETA %s, %d failed\n",
-		l.n, l.total, 100*float64(l.n)/float64(max(l.total, 1)), rate, eta.Round(time.Second), l.failed)
+	speed := fmt.Sprintf("%.1f shapes/s", rate)
+	if rate < 1 {
+		speed = fmt.Sprintf("%.1f s/shape", 1/max(rate, 1e-9))
+	}
+	fmt.Fprintf(l.w, "collect: %d/%d shapes (%.1f%%), %s, ETA %s, %d failed\n",
+		l.n, l.total, 100*float64(l.n)/float64(max(l.total, 1)), speed, eta.Round(time.Second), l.failed)
 }
 
 func (l *logProgress) Close() {}

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,7 +86,7 @@ type sweep struct {
 	label    string // device label
 	rows     rowMaker
 	files    map[fileKey]*appender
-	failures *appender
+	failures *os.File // FailuresFile, opened at the first failure
 	meta     *Meta
 	nvml     *NVML
 	gpus     []int // NVML index per worker (torch on CUDA)
@@ -132,14 +133,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if len(jobs) == 0 {
 		fmt.Fprintf(o.Log, "collect: all %d shapes of this sweep are already in %s\n", len(s.shapes), s.dir)
 		sum.Elapsed = time.Since(start)
-		return sum, s.finishMeta(nil)
+		return sum, s.finishMeta()
 	}
 	if sum.Skipped > 0 {
 		fmt.Fprintf(o.Log, "collect: resuming in %s: %d of %d shapes already measured\n", s.dir, sum.Skipped, len(s.shapes))
 	}
 	err = s.measure(ctx, jobs, sum)
 	sum.Elapsed = time.Since(start)
-	if merr := s.finishMeta(err); err == nil {
+	if merr := s.finishMeta(); err == nil {
 		err = merr
 	}
 	return sum, err
@@ -207,8 +208,16 @@ func (s *sweep) openFiles() ([]job, error) {
 			for _, f := range s.o.Plan.Families {
 				delete(old.Families, string(f))
 			}
-			if len(old.Families) > 0 && sameSweep(s.dir, old, s.meta) == nil {
+			if sameSweep(s.dir, old, s.meta) == nil {
 				s.meta.Families = old.Families // other families' rows stay
+			} else { // another sweep: none of its rows may stay under this YAML
+				for _, fm := range old.Families {
+					for _, f := range fm.Files {
+						if err := os.Remove(filepath.Join(s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+							return nil, err
+						}
+					}
+				}
 			}
 		}
 	} else if old != nil {
@@ -236,10 +245,6 @@ func (s *sweep) openFiles() ([]job, error) {
 			fmt.Fprintf(s.o.Log, "collect: %s: dropped a torn last line (%d bytes) left by an interrupted run\n", a.path, ex.tornTail)
 		}
 		s.files[k], done[k] = a, ex.done
-	}
-	s.failures, _, err = openAppender(filepath.Join(s.dir, "failures.csv"), []string{"shape_id", "family", "measurement_type", "attempts", "error"})
-	if err != nil {
-		return nil, err
 	}
 	for _, f := range s.o.Plan.Families {
 		fm := &FamilyMeta{PlanChecksum: s.plan.FamilyChecksum(f), Status: "incomplete"}
@@ -272,6 +277,7 @@ func (s *sweep) closeFiles() {
 		a.Close()
 	}
 	if s.failures != nil {
+		s.failures.Sync()
 		s.failures.Close()
 	}
 }
@@ -313,7 +319,7 @@ func (s *sweep) measure(ctx context.Context, jobs []job, sum *Summary) error {
 			s.recordFailure(out)
 			prog.Done(true)
 			if streak >= s.o.MaxFailures && stopErr == nil {
-				stopErr = fmt.Errorf("%d shapes failed in a row, stopping (last: shape %s: %v); see %s", streak, out.job.shape.ID, out.err, filepath.Join(s.dir, "failures.csv"))
+				stopErr = fmt.Errorf("%d shapes failed in a row, stopping (last: shape %s: %v); see %s", streak, out.job.shape.ID, out.err, filepath.Join(s.dir, FailuresFile))
 				cancel()
 			}
 			return
@@ -378,6 +384,9 @@ func (s *sweep) runPhase(ctx context.Context, jobs []job, backends []Backend, ha
 	}
 }
 
+// attempts is how often a shape is tried before it is recorded as failed.
+const attempts = 2
+
 // measureJob times one shape under its pending measurement types. A failed
 // attempt is retried once (the backend restarts a dead worker); a result
 // taken while the GPU throttled is taken once more.
@@ -394,7 +403,7 @@ func (s *sweep) measureJob(ctx context.Context, worker int, b Backend, j job) ou
 	for _, m := range j.pending {
 		var r result
 		var err error
-		for attempt := 1; attempt <= 2; attempt++ {
+		for attempt := 1; attempt <= attempts; attempt++ {
 			r, err = s.measureOnce(ctx, worker, b, j.shape, m)
 			if err == nil && r.gpu.valid && Throttled(r.gpu.ClockEventReasons) && r.remeasured == 0 {
 				again, err2 := s.measureOnce(ctx, worker, b, j.shape, m)
@@ -459,7 +468,32 @@ func (s *sweep) sample(worker int) (GPUSample, bool) {
 }
 
 func (s *sweep) recordFailure(o outcome) {
-	s.failures.Append([]string{o.job.shape.ID, string(o.job.shape.Family), fmt.Sprint(o.job.pending), "2", o.err.Error()})
+	if s.failures == nil {
+		f, err := os.OpenFile(filepath.Join(s.dir, FailuresFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(s.o.Log, "collect: recording a failure: %v\n", err)
+			return
+		}
+		s.failures = f
+	}
+	line, _ := json.Marshal(Failure{ShapeID: o.job.shape.ID, Family: string(o.job.shape.Family), Kind: o.job.shape.Kind,
+		Measurements: o.job.pending, Attempts: attempts, Error: o.err.Error(), Time: time.Now().UTC().Format(time.RFC3339)})
+	s.failures.Write(append(line, '\n'))
+}
+
+// FailuresFile lists, one JSON object a line, the shapes a sweep gave up
+// on. It is not a CSV so that readers of the folder's CSV files skip it.
+const FailuresFile = "failures.jsonl"
+
+// Failure is one line of FailuresFile.
+type Failure struct {
+	ShapeID      string   `json:"shape_id"`
+	Family       string   `json:"family"`
+	Kind         string   `json:"kind"`
+	Measurements []string `json:"measurement_types"`
+	Attempts     int      `json:"attempts"`
+	Error        string   `json:"error"`
+	Time         string   `json:"time"`
 }
 
 // newMeta describes this run.
@@ -479,7 +513,7 @@ func (s *sweep) newMeta() *Meta {
 		}
 	}
 	if !s.o.Shard.IsAll() {
-		m.Shard = s.o.Shard.String()
+		m.Shard = fmt.Sprintf("%d/%d", s.o.Shard.Index+1, s.o.Shard.Count)
 	}
 	if s.o.Device != nil && s.label != deviceCPU {
 		m.DeviceDescription = s.o.Device.Description
@@ -488,7 +522,7 @@ func (s *sweep) newMeta() *Meta {
 }
 
 // finishMeta records, per family, whether every shape has its rows.
-func (s *sweep) finishMeta(runErr error) error {
+func (s *sweep) finishMeta() error {
 	if s.meta == nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -140,7 +141,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		}
 		sd := SweepDir(dir, "h800", "tiny-moe", o.Shard)
 		meta, err := readMeta(sd)
-		if err != nil || meta.Shard != fmt.Sprintf("%d/3", i) {
+		if err != nil || meta.Shard != fmt.Sprintf("%d/3", i+1) { // 1-based in the YAML
 			t.Fatalf("shard %d yaml: %+v %v", i, meta, err)
 		}
 		for f, rows := range rowsByFile(t, sd) {
@@ -199,11 +200,27 @@ func TestRunRefusesAnotherSweep(t *testing.T) {
 	if _, err := Run(context.Background(), syntheticOptions(t, dir, att)); err != nil {
 		t.Fatal(err)
 	}
-	meta, _ := readMeta(SweepDir(dir, "h800", m.Name, Shard{}))
+	sweep := SweepDir(dir, "h800", m.Name, Shard{})
+	meta, _ := readMeta(sweep)
 	for _, f := range []string{"linear_op", "moe", "attention"} {
 		if meta.Families[f] == nil || meta.Families[f].Status != "complete" {
 			t.Errorf("yaml family %s: %+v", f, meta.Families[f])
 		}
+	}
+	// --force with other limits starts the folder over: no row of the old
+	// sweep stays under the new YAML.
+	forced := other
+	forced.Families = []spec.Family{spec.FamilyLinear}
+	o := syntheticOptions(t, dir, forced)
+	o.Force = true
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := csvFiles(t, sweep); !slices.Equal(got, []string{"linear_op.csv", "linear_op_kernel_only.csv"}) {
+		t.Errorf("after --force with other limits: %v", got)
+	}
+	if meta, _ := readMeta(sweep); len(meta.Families) != 1 || meta.EngineLimits != other.Limits {
+		t.Errorf("yaml after --force: %+v", meta)
 	}
 }
 
@@ -240,9 +257,14 @@ func TestRunRecordsFailuresAndStops(t *testing.T) {
 		t.Errorf("summary %+v: want 1 failed shape", sum)
 	}
 	sweep := SweepDir(dir, "h800", "tiny-moe", Shard{})
-	h, rows := readCSV(t, filepath.Join(sweep, "failures.csv"))
-	if len(rows) != 1 || rows[0][0] != bad || !strings.Contains(rows[0][slices.Index(h, "error")], "worker exited") {
-		t.Errorf("failures.csv: %v", rows)
+	data, err := os.ReadFile(filepath.Join(sweep, FailuresFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var f Failure
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &f) != nil || f.ShapeID != bad || !strings.Contains(f.Error, "worker exited") {
+		t.Errorf("%s: %q", FailuresFile, data)
 	}
 	meta, _ := readMeta(sweep)
 	if fm := meta.Families["linear_op"]; fm.Status != "incomplete" || fm.Failed != 1 {

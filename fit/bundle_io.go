@@ -96,6 +96,10 @@ func (b *Bundle) Write(path string) error {
 		tmp.Close()
 		return fmt.Errorf("write bundle %s: %w", path, err)
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write bundle %s: %w", path, err)
+	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write bundle %s: %w", path, err)
 	}
@@ -113,7 +117,7 @@ func (b *Bundle) encode(out io.Writer) error {
 	}
 	md := arrow.NewMetadata(
 		[]string{metaFormat, metaSchemaVersion, metaBundle, metaContentSHA256},
-		[]string{BundleFormat, strconv.Itoa(SchemaVersion), string(metaJSON), contentHash(metaJSON, b.forests)},
+		[]string{BundleFormat, strconv.Itoa(b.meta.SchemaVersion), string(metaJSON), contentHash(metaJSON, b.forests)},
 	)
 	schema := nodeSchema(md)
 	mem := memory.NewGoAllocator()
@@ -176,12 +180,11 @@ func appendNodes(rb *array.RecordBuilder, pi int32, f *forest) {
 // not an ftk bundle, has another schema version, or whose content does not
 // match its checksum.
 func LoadBundle(path string) (*Bundle, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle: %w", err)
 	}
-	defer f.Close()
-	b, err := decodeBundle(f)
+	b, err := decodeBundle(data)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle %s: %w", path, err)
 	}
@@ -191,8 +194,16 @@ func LoadBundle(path string) (*Bundle, error) {
 // errCorrupt wraps every structural problem of a bundle file.
 var errCorrupt = errors.New("corrupted bundle")
 
-func decodeBundle(data ipc.ReadAtSeeker) (*Bundle, error) {
-	r, err := ipc.NewFileReader(data, ipc.WithAllocator(memory.NewGoAllocator()))
+// decodeBundle reads bundle file bytes; the node columns are read in
+// place, without copies. A malformed file the Arrow reader panics on is
+// reported as corrupted.
+func decodeBundle(data []byte) (b *Bundle, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("malformed Arrow data (%v): %w", p, errCorrupt)
+		}
+	}()
+	r, err := ipc.NewMappedFileReader(data, ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return nil, fmt.Errorf("not an Arrow IPC file (%v): %w", err, errCorrupt)
 	}
@@ -229,7 +240,7 @@ func decodeBundle(data ipc.ReadAtSeeker) (*Bundle, error) {
 	if got := contentHash([]byte(metaJSON), forests); got != want {
 		return nil, fmt.Errorf("content checksum %s does not match the recorded %s (the file was modified or damaged): %w", got, want, errCorrupt)
 	}
-	b := &Bundle{meta: meta}
+	b = &Bundle{meta: meta}
 	ms := make([]*model, len(forests))
 	for i, f := range forests {
 		pm := &b.meta.Predictors[i]
@@ -282,18 +293,20 @@ func readNodes(rec arrow.RecordBatch, forests []*forest) error {
 	if err := errors.Join(e1, e2, e3, e4, e5, e6, e7, e8); err != nil {
 		return err
 	}
-	if rec.NumRows() > 0 {
-		if pi := int(pred.Value(0)); pi >= 0 && pi < len(forests) {
-			forests[pi].nodes = slices.Grow(forests[pi].nodes, int(rec.NumRows()))
+	preds, trees, nodes, feats := pred.Int32Values(), tree.Int32Values(), nodeA.Int32Values(), feat.Int32Values()
+	thrs, lefts, rights, vals := thr.Float64Values(), left.Int32Values(), right.Int32Values(), val.Float64Values()
+	if len(preds) > 0 {
+		if pi := int(preds[0]); pi >= 0 && pi < len(forests) {
+			forests[pi].nodes = slices.Grow(forests[pi].nodes, len(preds))
 		}
 	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		pi := int(pred.Value(i))
+	for i := range preds {
+		pi := int(preds[i])
 		if pi < 0 || pi >= len(forests) {
 			return fmt.Errorf("row %d: predictor %d of %d: %w", i, pi, len(forests), errCorrupt)
 		}
 		f := forests[pi]
-		t, n := int(tree.Value(i)), nodeA.Value(i)
+		t, n := int(trees[i]), nodes[i]
 		if n == 0 {
 			if t != len(f.roots) {
 				return fmt.Errorf("row %d: tree %d of predictor %d out of order: %w", i, t, pi, errCorrupt)
@@ -304,18 +317,18 @@ func readNodes(rec arrow.RecordBatch, forests []*forest) error {
 			return fmt.Errorf("row %d: node %d of tree %d of predictor %d out of order: %w", i, n, t, pi, errCorrupt)
 		}
 		root := f.roots[t]
-		fi := feat.Value(i)
+		fi := feats[i]
 		if fi < 0 {
 			if val.IsNull(i) {
 				return fmt.Errorf("row %d: leaf without a value: %w", i, errCorrupt)
 			}
-			f.nodes = append(f.nodes, node{thr: val.Value(i), feat: -1})
+			f.nodes = append(f.nodes, node{thr: vals[i], feat: -1})
 			continue
 		}
-		if int(fi) >= f.nfeat || thr.IsNull(i) || left.IsNull(i) || right.IsNull(i) || right.Value(i) != left.Value(i)+1 || left.Value(i) <= n {
+		if int(fi) >= f.nfeat || thr.IsNull(i) || left.IsNull(i) || right.IsNull(i) || rights[i] != lefts[i]+1 || lefts[i] <= n {
 			return fmt.Errorf("row %d: inner node %d of tree %d of predictor %d is malformed: %w", i, n, t, pi, errCorrupt)
 		}
-		f.nodes = append(f.nodes, node{thr: thr.Value(i), feat: fi, left: root + left.Value(i)})
+		f.nodes = append(f.nodes, node{thr: thrs[i], feat: fi, left: root + lefts[i]})
 	}
 	return nil
 }
@@ -342,7 +355,7 @@ func restoreModel(pm *PredictorMeta, f *forest) (*model, error) {
 		return nil, fmt.Errorf("forest features %v, this ftk computes %v for %s: refit the bundle", pm.ForestFeatures, fs.names, pm.Key.Op)
 	}
 	switch pm.Target {
-	case TargetLogRatio, TargetLog, TargetRaw:
+	case TargetLogRatio, TargetLog, TargetRaw, TargetZero:
 	default:
 		return nil, fmt.Errorf("unknown target %q: %w", pm.Target, errCorrupt)
 	}

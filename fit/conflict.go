@@ -24,6 +24,8 @@ const (
 	// DropGroup: a group (variant) whose times disagree with the primary
 	// group's model by more than ConflictRatio, or cannot be checked.
 	DropGroup = "inconsistent_group"
+	// DropZero: rows of 0 ms among positive times (a failed measurement).
+	DropZero = "zero_time"
 )
 
 // Dropped records rows left out of a predictor, and why.
@@ -42,6 +44,8 @@ type Dropped struct {
 func (d Dropped) String() string {
 	what := fmt.Sprintf("%d rows of group %q (%s)", d.Rows, d.Group, strings.Join(d.Lines, ", "))
 	switch {
+	case d.Reason == DropZero:
+		return fmt.Sprintf("dropped %s: 0 ms among positive times", what)
 	case d.Reason == DropDuplicate:
 		return fmt.Sprintf("dropped %s: repeated shapes %.2fx slower than the fastest measurement of the same shape", what, d.Ratio)
 	case math.IsNaN(d.Ratio):

@@ -103,7 +103,7 @@ func CheckCoverage(b *Bundle, req CoverageRequest) (*CoverageReport, error) {
 			best.Features[j].Need = e.Ranges[j]
 		}
 		for _, k := range b.Keys() {
-			if !matches(need, k) {
+			if !matches(need, k) && !(matchesBut(need, k) && SameShape(req.Model, need, k)) {
 				continue
 			}
 			p, _ := b.Predictor(k)
@@ -118,9 +118,12 @@ func CheckCoverage(b *Bundle, req CoverageRequest) (*CoverageReport, error) {
 }
 
 // matches reports whether predictor key k can answer the needed key.
-func matches(need, k spec.OpKey) bool {
+func matches(need, k spec.OpKey) bool { return need.TP == k.TP && matchesBut(need, k) }
+
+// matchesBut is matches without the TP.
+func matchesBut(need, k spec.OpKey) bool {
 	switch {
-	case need.Op != k.Op, need.TP != k.TP, need.Measurement != k.Measurement:
+	case need.Op != k.Op, need.Measurement != k.Measurement:
 		return false
 	case need.EP != 0 && need.EP != k.EP,
 		need.LocalExperts != 0 && need.LocalExperts != k.LocalExperts,
@@ -130,6 +133,38 @@ func matches(need, k spec.OpKey) bool {
 		return false
 	}
 	return true
+}
+
+// SameShape reports whether the operator of key a has the same per-GPU
+// shape in model m as that of key b (keys differing in TP): replicated ops
+// such as the layer norms, the embedding and the MoE router are profiled
+// at TP=1 only (FORMATS.md) and cost the same at every TP.
+func SameShape(m *spec.Model, a, b spec.OpKey) bool {
+	if m == nil || a.Op != b.Op {
+		return false
+	}
+	oa, _ := opShape(m, a)
+	ob, _ := opShape(m, b)
+	return oa != nil && ob != nil && *oa == *ob
+}
+
+// Lookup returns the predictor of key k, or, when the bundle has none at
+// k's TP, one at another TP whose operator has the same per-GPU shape in
+// model m (see SameShape; the lowest TP wins).
+func (b *Bundle) Lookup(m *spec.Model, k spec.OpKey) (*Predictor, bool) {
+	if p, ok := b.Predictor(k); ok {
+		return p, true
+	}
+	if k.Measurement == "" {
+		k.Measurement = b.meta.Measurement
+	}
+	for _, c := range b.keys {
+		if c.TP != k.TP && matchesBut(k, c) && c.EP == k.EP && c.LocalExperts == k.LocalExperts &&
+			c.GatingContext == k.GatingContext && c.RoutingPath == k.RoutingPath && c.Workers == k.Workers && SameShape(m, k, c) {
+			return b.preds[c], true
+		}
+	}
+	return nil, false
 }
 
 func rank(status string) int {
@@ -221,9 +256,8 @@ func (r *CoverageReport) Print(w io.Writer) error {
 	fmt.Fprintln(tw, "OPERATOR\tTP\tFEATURE\tNEEDED\tSAMPLED\tSTATUS\tDETAIL")
 	for _, e := range r.Entries {
 		name := e.Need.Op
-		if e.Need.EP > 0 || e.Need.GatingContext != "" || e.Need.Workers > 0 {
-			name = strings.TrimPrefix(strings.TrimSuffix(e.Need.String(), "]"), e.Need.Op+"[")
-			name = e.Need.Op + " (" + name + ")"
+		if c := conditions(e.Need); c != "-" {
+			name += " (" + c + ")"
 		}
 		for i, f := range e.Features {
 			have, status, detail := "-", e.Status, ""
@@ -240,6 +274,9 @@ func (r *CoverageReport) Print(w io.Writer) error {
 					status, detail = StatusGaps, gapStr(f.Gaps)
 				default:
 					status = StatusCovered
+				}
+				if i == 0 && e.Have.TP != e.Need.TP {
+					detail = strings.TrimSpace(detail + fmt.Sprintf(" (TP%d predictor: same per-GPU shape)", e.Have.TP))
 				}
 			} else if i == 0 {
 				detail = "no predictor for this operator and TP"
@@ -302,6 +339,8 @@ func (r *CoverageReport) CollectCommands() []string {
 	if len(fams) == 0 {
 		return nil
 	}
+	order := []string{"linear", "attention", "moe", "collectives", "host"}
+	slices.SortFunc(fams, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 	q := r.Request
 	l := q.Layout.Normalize()
 	dev := q.Device

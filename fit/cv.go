@@ -56,6 +56,8 @@ func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, 
 
 // ErrorStats summarise absolute percentage errors.
 type ErrorStats struct {
+	// Rows is the number of rows scored (rows of 0 ms have no percentage
+	// error).
 	Rows int `json:"rows"`
 	// MAPE is the mean absolute percentage error, in percent.
 	MAPE float64 `json:"mape_pct"`
@@ -64,20 +66,23 @@ type ErrorStats struct {
 	Max  float64 `json:"max_ape_pct"`
 }
 
-// errorStats compares predictions with measured times.
+// errorStats compares predictions with measured times. Rows of 0 ms have
+// no percentage error and are not counted.
 func errorStats(pred []float64, rows []Row) ErrorStats {
-	apes := make([]float64, len(rows))
+	apes := make([]float64, 0, len(rows))
 	var s float64
 	for i, r := range rows {
-		apes[i] = 100 * math.Abs(pred[i]-r.TimeMs) / r.TimeMs
-		s += apes[i]
+		if r.TimeMs > 0 {
+			apes = append(apes, 100*math.Abs(pred[i]-r.TimeMs)/r.TimeMs)
+			s += apes[len(apes)-1]
+		}
 	}
-	st := ErrorStats{Rows: len(rows)}
-	if len(rows) == 0 {
+	st := ErrorStats{Rows: len(apes)}
+	if len(apes) == 0 {
 		return st
 	}
 	sortFloats(apes)
-	st.MAPE = s / float64(len(rows))
+	st.MAPE = s / float64(len(apes))
 	st.P50, st.P90, st.Max = quantile(apes, 0.5), quantile(apes, 0.9), apes[len(apes)-1]
 	return st
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ftk-dev/ftk/ingest"
@@ -28,8 +29,8 @@ func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
 		if s.Key.Measurement != measurement {
 			continue
 		}
-		if !(s.MedianMs > 0) || math.IsInf(s.MedianMs, 0) {
-			return nil, fmt.Errorf("fit: %s line %d: %s median %v ms is not a positive time", s.Source, s.Line, s.Key, s.MedianMs)
+		if !(s.MedianMs >= 0) || math.IsInf(s.MedianMs, 0) {
+			return nil, fmt.Errorf("fit: %s line %d: %s median %v ms is not a time", s.Source, s.Line, s.Key, s.MedianMs)
 		}
 		if s.Model != "" {
 			models[s.Model] = true
@@ -53,6 +54,7 @@ func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
 		for m := range models {
 			names = append(names, m)
 		}
+		slices.Sort(names)
 		return nil, fmt.Errorf("fit: the dataset mixes models %s; a bundle holds one model (ingest one model's profiles)", strings.Join(names, ", "))
 	}
 	ts.sortOps()

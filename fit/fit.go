@@ -25,7 +25,7 @@ type Options struct {
 	HoldoutFraction float64
 	// Trees per forest (default 100).
 	Trees int
-	// MinRows is the fewest rows a predictor is fitted on (default 10).
+	// MinRows is the fewest rows a predictor is fitted on (default: Folds).
 	MinRows int
 	// Workers bounds the goroutines that train trees (default GOMAXPROCS).
 	Workers int
@@ -44,7 +44,7 @@ func (o *Options) defaults() {
 		o.Trees = 100
 	}
 	if o.MinRows == 0 {
-		o.MinRows = 10
+		o.MinRows = o.Folds
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -173,13 +173,20 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 				return nil, nil, fmt.Errorf("fit: %s:%d: %s feature %s is %v", r.Source, r.Line, o.Key, names[j], v)
 			}
 		}
-		if !(r.TimeMs > 0) || math.IsInf(r.TimeMs, 0) {
-			return nil, nil, fmt.Errorf("fit: %s:%d: %s time %v ms is not a positive number", r.Source, r.Line, o.Key, r.TimeMs)
+		if !(r.TimeMs >= 0) || math.IsInf(r.TimeMs, 0) {
+			return nil, nil, fmt.Errorf("fit: %s:%d: %s time %v ms is not a time", r.Source, r.Line, o.Key, r.TimeMs)
 		}
 	}
-	rows, dropped, err := resolveConflicts(si, o.Rows, seed)
+	rows, zero := positiveRows(o.Rows)
+	if len(rows) == 0 {
+		return zeroPredictor(o.Key, names, zero)
+	}
+	rows, dropped, err := resolveConflicts(si, rows, seed)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(zero) > 0 {
+		dropped = append([]Dropped{{Reason: DropZero, Group: zero[0].Group, Rows: len(zero), Ratio: math.NaN(), Lines: firstLines(zero)}}, dropped...)
 	}
 	if len(rows) < opt.MinRows {
 		return nil, nil, fmt.Errorf("fit: %w: %s keeps %d of %d rows after dropping conflicting ones (at least %d): %v",
@@ -235,6 +242,33 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 	}
 	meta.Fallback, meta.FloorMs, meta.Nodes = *final.fb, final.floorMs, len(final.f.nodes)
 	return meta, final, nil
+}
+
+// positiveRows splits rows into those with a positive time and those of 0
+// ms.
+func positiveRows(rows []Row) (pos, zero []Row) {
+	for _, r := range rows {
+		if r.TimeMs > 0 {
+			pos = append(pos, r)
+		} else {
+			zero = append(zero, r)
+		}
+	}
+	return pos, zero
+}
+
+// zeroPredictor is the predictor of an operator every row of which took 0
+// ms: a view or reshape launches no kernel, so a KERNEL_ONLY profile
+// measures nothing. It answers 0 everywhere.
+func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*PredictorMeta, *model, error) {
+	fb := &Fallback{Basis: BasisRaw, Terms: append([]string{"intercept"}, names...), Coef: make([]float64, 1+len(names)),
+		Note: "every row took 0 ms: the operator costs nothing in this measurement"}
+	f := &forest{nodes: []node{{thr: 0, feat: -1}}, roots: []int32{0}, nfeat: len(names)}
+	meta := &PredictorMeta{Key: k, Features: names, ForestFeatures: forestFeatures(k.Op).names, Target: TargetZero,
+		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: []Dropped{},
+		Params: ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}, Search: []SearchResult{},
+		Fallback: *fb, Nodes: 1}
+	return meta, &model{target: TargetZero, fb: fb, feats: forestFeatures(k.Op), f: f}, nil
 }
 
 // fallbackCV returns out-of-fold predictions of the fallback alone.

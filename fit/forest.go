@@ -191,6 +191,11 @@ func (g *treeGrower) grow(r *rand.Rand) []node {
 	for i := range g.idx {
 		g.idx[i] = int32(r.IntN(n))
 	}
+	// The feature order is permuted in place per split: start every tree
+	// from the same order, whatever this worker grew before.
+	for i := range g.feats {
+		g.feats[i] = i
+	}
 	g.nodes = make([]node, 1, 2*n+1)
 	stack := append(g.stack[:0], span{0, n, 0, 0})
 	for len(stack) > 0 {

@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func synthRows(n, d int, seed uint64) ([][]float64, []float64) { return synthRowsCard(n, d, 4096, seed) }
+func synthRows(n, d int, seed uint64) ([][]float64, []float64) {
+	return synthRowsCard(n, d, 4096, seed)
+}
 
 func synthRowsCard(n, d, card int, seed uint64) ([][]float64, []float64) {
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -44,25 +46,3 @@ func BenchmarkTrainForest2D(b *testing.B) {
 	}
 }
 
-func TestGridMatchesForest(t *testing.T) {
-	for _, d := range []int{1, 2, 3} {
-		card := []int{0, 200, 40, 12}[d]
-		x, y := synthRowsCard(300, d, card, uint64(d))
-		f, err := trainForest(x, y, ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := compileGrid(f)
-		if g == nil {
-			t.Fatalf("d=%d: no grid", d)
-		}
-		probe, _ := synthRowsCard(2000, d, card+5, 99)
-		probe = append(probe, x...)
-		for _, q := range probe {
-			a, b := f.predict(q), g.predict(q)
-			if math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a)) {
-				t.Fatalf("d=%d x=%v: forest %g, grid %g", d, q, a, b)
-			}
-		}
-	}
-}

@@ -16,6 +16,9 @@ const (
 	TargetLog = "log_ms"
 	// TargetRaw is median_ms itself, as the anchors train.
 	TargetRaw = "ms"
+	// TargetZero: every row took 0 ms (no kernel in a KERNEL_ONLY
+	// profile); the predictor answers 0.
+	TargetZero = "zero"
 )
 
 // model is a trained forest beside its fallback: the in-domain part of a
@@ -100,6 +103,8 @@ func (m *model) predict(x []float64) float64 {
 		return m.base(x) * math.Exp(r)
 	case TargetLog:
 		return math.Exp(r)
+	case TargetZero:
+		return 0
 	}
 	return r
 }

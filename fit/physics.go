@@ -65,6 +65,13 @@ func opShape(m *spec.Model, k spec.OpKey) (*spec.Op, string) {
 		return nil, "no model given: fallback on the raw features"
 	}
 	l := spec.Layout{TP: k.TP, EP: max(k.EP, 1)}
+	switch k.Op {
+	case spec.OpEPDispatch, spec.OpEPCombine: // keyed by group size, not EP
+		l.EP = max(k.Workers, 1)
+		l.DP = max(1, l.EP/max(l.TP, 1))
+	case spec.OpSendRecv: // only between pipeline stages
+		l.PP = 2
+	}
 	var cands []spec.Op
 	for _, i := range []int{0, m.NumLayers - 1} {
 		cands = append(cands, spec.LayerOps(m, l, i)...)
@@ -77,10 +84,12 @@ func opShape(m *spec.Model, k spec.OpKey) (*spec.Op, string) {
 	}
 	for _, o := range cands {
 		if o.Name == k.Op {
-			if k.LocalExperts > 0 {
+			// The key's conditions override the layout's where the
+			// operator has them.
+			if k.LocalExperts > 0 && o.LocalExperts > 0 {
 				o.LocalExperts = k.LocalExperts
 			}
-			if k.Workers > 0 {
+			if k.Workers > 0 && o.Workers > 0 {
 				o.Workers = k.Workers
 			}
 			return &o, ""

@@ -75,14 +75,14 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 	if len(x) != p.d {
 		return math.NaN()
 	}
-	out := false
+	below, above := false, false
 	var xc [maxFeatures]float64
 	for i, v := range x {
 		switch {
 		case v < p.lo[i]:
-			xc[i], out = p.lo[i], true
+			xc[i], below = p.lo[i], true
 		case v > p.hi[i]:
-			xc[i], out = p.hi[i], true
+			xc[i], above = p.hi[i], true
 		case v == v:
 			xc[i] = v
 		default: // NaN
@@ -90,13 +90,26 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 		}
 	}
 	m := p.model()
-	if !out {
+	if !below && !above {
 		return m.predict(x)
 	}
 	p.extra.Add(1)
-	edge := xc[:p.d]
-	t := m.predict(edge) + m.fb.PredictMs(x) - m.fb.PredictMs(edge)
-	return math.Max(t, m.floorMs)
+	return m.extrapolate(x, xc[:p.d], below, above)
+}
+
+// extrapolate is the prediction at the in-domain point edge plus the
+// fallback's increment from edge to x. The fallback never decreases as a
+// size grows, so neither does this; the increment is clamped to its sign
+// so rounding cannot break that.
+func (m *model) extrapolate(x, edge []float64, below, above bool) float64 {
+	inc := m.fb.PredictMs(x) - m.fb.PredictMs(edge)
+	switch {
+	case above && !below:
+		inc = math.Max(inc, 0)
+	case below && !above:
+		inc = math.Min(inc, 0)
+	}
+	return math.Max(m.predict(edge)+inc, m.floorMs)
 }
 
 // InDomain reports whether x lies inside the sampled domain (no counting).

@@ -13,6 +13,8 @@ import (
 // OpError is how one predictor does on the rows of a dataset.
 type OpError struct {
 	Key spec.OpKey
+	// Rows is the dataset's rows of the key (Stats.Rows those scored).
+	Rows int
 	// Missing: the dataset has the operator but the bundle no predictor.
 	Missing bool
 	// Stats compare predictions with the dataset's medians on every row;
@@ -35,10 +37,10 @@ func Report(b *Bundle, ts *TrainingSet) ([]OpError, error) {
 	for _, o := range ts.Ops {
 		p, ok := b.Predictor(o.Key)
 		if !ok {
-			out = append(out, OpError{Key: o.Key, Missing: true, Stats: ErrorStats{Rows: len(o.Rows)}})
+			out = append(out, OpError{Key: o.Key, Rows: len(o.Rows), Missing: true})
 			continue
 		}
-		e := OpError{Key: o.Key, CV: p.meta.CV, Holdout: p.meta.Holdout}
+		e := OpError{Key: o.Key, Rows: len(o.Rows), CV: p.meta.CV, Holdout: p.meta.Holdout}
 		for _, d := range p.meta.Dropped {
 			e.Dropped += d.Rows
 		}
@@ -61,15 +63,16 @@ func Report(b *Bundle, ts *TrainingSet) ([]OpError, error) {
 // predictOrExtrapolate is PredictMs without touching the predictor's
 // out-of-domain counter (a report is not a simulation).
 func (m *model) predictOrExtrapolate(p *Predictor, x []float64) float64 {
-	if p.InDomain(x) {
-		return m.predict(x)
-	}
 	var xc [maxFeatures]float64
+	below, above := false, false
 	for i, v := range x {
 		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
+		below, above = below || v < p.lo[i], above || v > p.hi[i]
 	}
-	edge := xc[:len(x)]
-	return math.Max(m.predict(edge)+m.fb.PredictMs(x)-m.fb.PredictMs(edge), m.floorMs)
+	if !below && !above {
+		return m.predict(x)
+	}
+	return m.extrapolate(x, xc[:len(x)], below, above)
 }
 
 // WriteReport prints the per-operator error table.
@@ -81,11 +84,11 @@ func WriteReport(w io.Writer, rows []OpError) error {
 	for _, r := range rows {
 		cond := conditions(r.Key)
 		if r.Missing {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Stats.Rows)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Rows)
 			continue
 		}
 		sum, n = sum+r.Stats.MAPE, n+1
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.2f\t%s\t%d\t\n", r.Key.Op, r.Key.TP, cond, r.Stats.Rows,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.2f\t%s\t%d\t\n", r.Key.Op, r.Key.TP, cond, r.Rows,
 			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, r.CV.MAPE, pctNum(r.Holdout), r.Dropped)
 	}
 	if err := tw.Flush(); err != nil {
@@ -115,7 +118,10 @@ func conditions(k spec.OpKey) string {
 		s += v
 	}
 	if k.EP > 0 {
-		add(fmt.Sprintf("ep=%d experts=%d", k.EP, k.LocalExperts))
+		add(fmt.Sprintf("ep=%d", k.EP))
+	}
+	if k.LocalExperts > 0 {
+		add(fmt.Sprintf("experts=%d", k.LocalExperts))
 	}
 	if k.GatingContext != "" {
 		add(k.GatingContext)

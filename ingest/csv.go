@@ -166,8 +166,10 @@ func parseFloat(b []byte) (float64, error) {
 	if len(b) == 0 {
 		return 0, errBlank
 	}
-	if v, ok := parseSimpleFloat(b); ok {
-		return v, nil
+	if len(b) <= 17 { // longer cells have too many digits for the fast path
+		if v, ok := parseSimpleFloat(b); ok {
+			return v, nil
+		}
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
@@ -197,23 +199,23 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 	var mant uint64
 	digits, frac, dot := 0, 0, false
 	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			if mant == 0 && c == '0' && !dot {
+		if d := c - '0'; d <= 9 {
+			if mant == 0 && d == 0 && !dot {
 				continue // leading zero
 			}
-			mant = mant*10 + uint64(c-'0')
+			mant = mant*10 + uint64(d)
 			if mant != 0 {
 				digits++
 			}
 			if dot {
 				frac++
 			}
-		case c == '.' && !dot:
-			dot = true
-		default:
+			continue
+		}
+		if c != '.' || dot {
 			return 0, false
 		}
+		dot = true
 	}
 	if digits > 15 || frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
 		return 0, false

@@ -6,6 +6,45 @@ import (
 	"slices"
 )
 
+// Reasons a row or an operator of a row is excluded.
+const (
+	reasonFieldCount = "wrong number of fields"
+	reasonMalformed  = "malformed CSV record"
+	reasonNotNumber  = "not a number"
+	reasonBlankKey   = "blank key or feature cell"
+	reasonNotInteger = "not a positive integer"
+	reasonNotBool    = "not a boolean"
+	reasonNotList    = "not a list of integers"
+	reasonNaN        = "NaN or infinite time"
+	reasonNegative   = "negative time"
+	reasonZero       = "zero time"
+	reasonAllZero    = "zero time (every statistic 0: the operator was not timed)"
+	reasonMinMedian  = "min > median"
+	reasonMedianMax  = "median > max"
+	reasonIncomplete = "incomplete statistics (some of min/max/mean/median/std blank)"
+	reasonBadStd     = "negative or NaN std"
+	reasonBadCount   = "count is not a non-negative integer"
+	reasonBadFeature = "feature out of range"
+)
+
+// RowError is a fatal problem at a place in an input file. Line and Column
+// are 1-based; 0 when not known.
+type RowError struct {
+	Path         string
+	Line, Column int
+	Msg          string
+}
+
+func (e *RowError) Error() string {
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Column, e.Msg)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
 // dropped is one excluded row, or one excluded operator of a row.
 type dropped struct {
 	line, column int
@@ -29,9 +68,9 @@ func (d dropped) describe() string {
 // order of their first line.
 func groupDropped(ds []dropped) ([]Excluded, int) {
 	type gk struct {
-		column     int
-		name, op   string
-		reason     string
+		column   int
+		name, op string
+		reason   string
 	}
 	idx := map[gk]int{}
 	out := []Excluded{}

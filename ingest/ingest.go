@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -51,7 +52,7 @@ type outFile struct {
 	name        string
 	family      spec.Family
 	measurement string
-	recs        []*record
+	recs        []*record // in file order
 }
 
 // build is a dataset read into memory, ready to write.
@@ -59,7 +60,8 @@ type build struct {
 	m     Manifest
 	files []*outFile // by name
 	tab   *strTable
-	bytes int64 // input bytes read
+	ext   [][]xval // per input: its rows' extras
+	bytes int64    // input bytes read
 }
 
 // read reads and validates every input.
@@ -72,16 +74,18 @@ func read(paths []string, opt Options) (*build, error) {
 	tab := newStrTable()
 	var (
 		inputs   []Input
-		all      [][]record
+		all      []*parsed
 		collects []*collectMeta
 		total    int64
 	)
 	seenCollect := map[*collectMeta]bool{}
+	var buf []byte // reused: records keep no reference into it
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readInto(f, buf)
 		if err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
+		buf = data
 		sum := sha256.Sum256(data)
 		total += int64(len(data))
 		org, err := res.resolve(f)
@@ -99,7 +103,7 @@ func read(paths []string, opt Options) (*build, error) {
 				collects = append(collects, c)
 			}
 		}
-		recs, err := readCSV(&in, data, org, tab)
+		p, err := readCSV(&in, int32(len(inputs)), data, org, tab)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +114,7 @@ func read(paths []string, opt Options) (*build, error) {
 			return nil, &RowError{Path: f, Msg: fmt.Sprintf("cannot tell the device: no --device flag, no YAML with a device: key beside it, and no device name (%s) in its path", strings.Join(spec.DeviceNames(), ", "))}
 		}
 		inputs = append(inputs, in)
-		all = append(all, recs...)
+		all = append(all, p)
 	}
 	if err := checkShards(collects); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
@@ -123,9 +127,39 @@ func read(paths []string, opt Options) (*build, error) {
 			return nil, err
 		}
 	}
-	b := assemble(inputs, all)
-	b.tab, b.bytes = tab, total
+	b := assemble(inputs, all, tab)
+	b.bytes = total
 	return b, nil
+}
+
+// readInto reads the file at path into buf, growing it as needed.
+func readInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if n := int(st.Size()) + 1; cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	buf = buf[:0]
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) { // the file grew
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // expand lists the CSV files of paths in order: files as given, folders
@@ -222,25 +256,36 @@ func strictCheck(inputs []Input) error {
 
 // assemble sorts the records into output files, flags duplicated shapes
 // and fills the manifest.
-func assemble(inputs []Input, all [][]record) *build {
-	byFile := map[string]*outFile{}
+func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
+	type fileKey struct {
+		family      spec.Family
+		measurement string
+	}
+	b := &build{tab: tab}
+	byFile := map[fileKey]*outFile{}
 	n := 0
-	for _, recs := range all {
-		for i := range recs {
-			rec := &recs[i]
-			name := fmt.Sprintf("%s.%s.arrow", rec.family, rec.Key.Measurement)
-			f := byFile[name]
-			if f == nil {
-				f = &outFile{name: name, family: rec.family, measurement: rec.Key.Measurement}
-				byFile[name] = f
+	for i, p := range all {
+		b.ext = append(b.ext, p.ext)
+		k := fileKey{p.family, inputs[i].Measurement}
+		f := byFile[k]
+		if f == nil && p.nRecs() > 0 {
+			f = &outFile{name: fmt.Sprintf("%s.%s.arrow", k.family, k.measurement), family: k.family, measurement: k.measurement}
+			byFile[k] = f
+		}
+		for _, chunk := range p.recs {
+			for j := range chunk {
+				f.recs = append(f.recs, &chunk[j])
 			}
-			f.recs = append(f.recs, rec)
-			n++
+			n += len(chunk)
 		}
 	}
-	b := &build{}
+	rank := tab.ranks()
+	srcRank := make([]int32, len(inputs))
+	for i, r := range sortedIndex(len(inputs), func(a, c int) int { return strings.Compare(inputs[a].Path, inputs[c].Path) }) {
+		srcRank[r] = int32(i)
+	}
 	for _, f := range byFile {
-		sortRecords(f.recs)
+		sortRecords(f.recs, rank, srcRank)
 		b.files = append(b.files, f)
 	}
 	slices.SortFunc(b.files, func(a, c *outFile) int { return strings.Compare(a.name, c.name) })
@@ -256,11 +301,13 @@ func assemble(inputs []Input, all [][]record) *build {
 		}
 		m.ExcludedRows += in.ExcludedRows
 	}
+	seen := map[int32]bool{}
 	for _, f := range b.files {
 		meas[f.measurement] = true
 		for _, r := range f.recs {
-			if r.Model != "" {
-				models[r.Model] = true
+			if r.model != 0 && !seen[r.model] {
+				seen[r.model] = true
+				models[tab.strs[r.model]] = true
 			}
 		}
 	}
@@ -279,11 +326,22 @@ func assemble(inputs []Input, all [][]record) *build {
 	return b
 }
 
-// sameShape reports whether two samples of one file measure one shape:
-// same model, key, features, variant and conditions.
-func sameShape(a, b *record) bool {
-	return a.Key == b.Key && a.Model == b.Model && slices.Equal(a.Features, b.Features) &&
-		a.Variant == b.Variant && a.cond == b.cond
+func (p *parsed) nRecs() int {
+	n := 0
+	for _, c := range p.recs {
+		n += len(c)
+	}
+	return n
+}
+
+// sortedIndex returns 0..n-1 ordered by compare.
+func sortedIndex(n int, compare func(a, b int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, compare)
+	return idx
 }
 
 // flagDuplicates counts duplicated shapes and marks conflicting ones. The
@@ -306,21 +364,23 @@ func (b *build) flagDuplicates() {
 			if !conflicting(g) {
 				continue
 			}
-			c := Conflict{Key: g[0].Key.String(), Features: g[0].Features, Variant: g[0].Variant,
+			r0 := g[0]
+			c := Conflict{Key: b.key(r0).String(), Features: append([]float64(nil), r0.f[:r0.nf]...), Variant: variantNames[r0.variant],
 				MedianMinMs: math.Inf(1), MedianMaxMs: math.Inf(-1)}
-			if g[0].Model != "" {
-				c.Key = g[0].Model + " " + c.Key
+			if r0.model != 0 {
+				c.Key = b.tab.strs[r0.model] + " " + c.Key
 			}
 			for _, r := range g {
-				r.Conflict = true
-				c.MedianMinMs = math.Min(c.MedianMinMs, r.MedianMs)
-				c.MedianMaxMs = math.Max(c.MedianMaxMs, r.MedianMs)
+				r.conflict = true
+				c.MedianMinMs = math.Min(c.MedianMinMs, r.median)
+				c.MedianMaxMs = math.Max(c.MedianMaxMs, r.median)
 				c.Samples++
-				if n := len(c.At); n == 0 || c.At[n-1].Source != r.Source {
-					c.At = append(c.At, SourceLines{Source: r.Source})
+				src := m.Inputs[r.in].Path
+				if n := len(c.At); n == 0 || c.At[n-1].Source != src {
+					c.At = append(c.At, SourceLines{Source: src})
 				}
 				at := &c.At[len(c.At)-1]
-				at.Lines = append(at.Lines, r.Line)
+				at.Lines = append(at.Lines, int(r.line))
 			}
 			m.Conflicts = append(m.Conflicts, c)
 		}
@@ -334,10 +394,10 @@ func conflicting(g []*record) bool {
 	lo, hi := math.Inf(-1), math.Inf(1)
 	mlo, mhi := math.Inf(1), math.Inf(-1)
 	for _, r := range g {
-		if !math.IsNaN(r.MinMs) && !math.IsNaN(r.MaxMs) {
-			lo, hi = math.Max(lo, r.MinMs), math.Min(hi, r.MaxMs)
+		if !math.IsNaN(r.min) && !math.IsNaN(r.max) {
+			lo, hi = math.Max(lo, r.min), math.Min(hi, r.max)
 		}
-		mlo, mhi = math.Min(mlo, r.MedianMs), math.Max(mhi, r.MedianMs)
+		mlo, mhi = math.Min(mlo, r.median), math.Max(mhi, r.median)
 	}
 	return mhi > mlo*(1+ConflictTolerance) && lo > hi
 }

@@ -709,4 +709,3 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
-

@@ -79,6 +79,10 @@ func TestMalformedInputs(t *testing.T) {
 	base := readTable(t, filepath.Join(profilesDir(t), "frontier-h800", "Qwen3-30B-A3B-tiny", "linear_op.csv"))
 	attn := readTable(t, filepath.Join(profilesDir(t), "frontier-h800", "Qwen3-30B-A3B-tiny", "attention.csv"))
 	emb := base.col(t, "time_stats.emb.median") + 1 // 1-based column
+	pre := 0                                        // the first prefill row of attention.csv
+	for attn.rows[pre][attn.col(t, "is_prefill")] != "True" {
+		pre++
+	}
 	full := base.bytes()
 	lastLine := bytes.LastIndexByte(full[:len(full)-1], '\n')
 
@@ -126,8 +130,8 @@ func TestMalformedInputs(t *testing.T) {
 		{name: "missing key column", data: base.clone().dropCol(t, "num_tensor_parallel_workers").bytes(), fatal: `missing required column "num_tensor_parallel_workers"`},
 		{name: "missing statistic column", data: base.clone().dropCol(t, "time_stats.emb.std").bytes(), fatal: `missing required column "time_stats.emb.std"`},
 		{name: "unreadable header", data: []byte("\"a,b\nc\"x,d\n1,2\n"), fatal: "unreadable header"},
-		{name: "bad list cell", file: "attention.csv", data: attn.clone().set(t, 0, "seq_lens", "[1, x]").bytes(),
-			excl: []excl{{line: 2, column: attn.col(t, "seq_lens") + 1, reason: reasonNotList}}},
+		{name: "bad list cell", file: "attention.csv", data: attn.clone().set(t, pre, "seq_lens", "[1, x]").bytes(),
+			excl: []excl{{line: pre + 2, column: attn.col(t, "seq_lens") + 1, reason: reasonNotList}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "h100", "qwen3-30b-a3b")

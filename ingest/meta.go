@@ -62,16 +62,16 @@ func (r *resolver) resolve(path string) (origin, error) {
 	if err != nil {
 		return o, err
 	}
-	dir := filepath.Dir(abs)
+	dir := filepath.Dir(path) // YAML paths are shown relative to the input as given
 	dm, err := r.dir(dir)
 	if err != nil {
 		return o, err
 	}
-	pm, err := r.dir(filepath.Dir(dir))
+	pm, err := r.dir(filepath.Join(dir, ".."))
 	if err != nil {
 		return o, err
 	}
-	pathDevice, pathModel := fromPath(dir)
+	pathDevice, pathModel := fromPath(filepath.Dir(abs))
 	c := dm.collect
 	if c != nil {
 		o.collect, o.collectPath, o.measurements = c, c.path, c.measurements
@@ -118,15 +118,19 @@ func canonicalModel(name string) string {
 	return name
 }
 
-// dir reads the YAML files of one folder.
+// dir reads the YAML files of one folder (cached by absolute path).
 func (r *resolver) dir(dir string) (*dirMeta, error) {
-	if m, ok := r.dirs[dir]; ok {
+	key, err := filepath.Abs(dir)
+	if err != nil {
+		key = dir
+	}
+	if m, ok := r.dirs[key]; ok {
 		return m, nil
 	}
 	m := &dirMeta{}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		r.dirs[dir] = m
+		r.dirs[key] = m
 		return m, nil // an unreadable parent folder says nothing
 	}
 	for _, e := range entries {
@@ -168,7 +172,7 @@ func (r *resolver) dir(dir string) (*dirMeta, error) {
 			m.device, m.devicePath = d, p
 		}
 	}
-	r.dirs[dir] = m
+	r.dirs[key] = m
 	return m, nil
 }
 

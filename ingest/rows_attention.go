@@ -32,6 +32,12 @@ var attentionExtras = []extraCol{
 	{"decode_kv_cache_sizes", "decode_kv_cache_sizes", kindString},
 }
 
+// Notes on the attention cells that time an empty call.
+const (
+	noteDecodeInPrefill = "attn_decode cells of prefill-only rows (an empty call, not a measurement): not ingested"
+	notePrefillInDecode = "attn_prefill cells of decode-only rows (an empty call, not a measurement): not ingested"
+)
+
 // tokenOps are the attention-family operators whose cost follows the
 // batch's token count.
 var tokenOps = []string{spec.OpAttnInputReshape, spec.OpAttnKVCacheSave, spec.OpAttnOutputReshape}
@@ -72,7 +78,9 @@ func attentionRows(r *reader) (rowFunc, error) {
 	pkCol := r.use("prefill_kv_cache_sizes")
 	dkCol := r.use("decode_kv_cache_sizes")
 	cols := map[string]statCols{}
+	opID := map[string]int32{}
 	for _, op := range r.h.timeOps() {
+		opID[op] = r.tab.idOf(op)
 		c, err := r.h.stats(op)
 		if err != nil {
 			return nil, err
@@ -81,6 +89,7 @@ func attentionRows(r *reader) (rowFunc, error) {
 		cols[op] = c
 	}
 	var ctx, pl, pk, dk, seq []int
+	condOf := [...]int32{phPrefill: r.tab.idOf(phasePrefill), phDecode: r.tab.idOf(phaseDecode)}
 
 	return func(r *reader) {
 		tp, ok := r.posInt(tpCol)
@@ -100,42 +109,42 @@ func attentionRows(r *reader) (rowFunc, error) {
 		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
 			return
 		}
-		if seq, ok = r.list(seqCol, seq); !ok {
-			return
+		seq = seq[:0]
+		if isPrefill && !trueMixed { // decode rows' seq_lens are all ones
+			if seq, ok = r.list(seqCol, seq); !ok {
+				return
+			}
 		}
 		total, hasTotal, ok := r.optNum(totalCol)
 		if !ok {
 			return
 		}
-		key := spec.OpKey{TP: tp}
-		emit := func(op string, feats []float64, variant, phase, cond string) {
+		key := recKey{tp: int32(tp)}
+		emit := func(op string, feats []float64, variant, phase uint8, cond int32) {
 			c, present := cols[op]
 			if !present {
 				return
 			}
 			if st, res := r.stats(c, op); res == statOK {
-				key.Op = op
+				key.op = opID[op]
 				r.emit(key, feats, st, variant, phase, cond)
 			}
 		}
-		skip := func(op, why string) {
+		skip := func(op, note string) {
 			if c, present := cols[op]; present && len(trimSpace(r.fields[c.median])) > 0 {
-				r.tally(op + " cells " + why + " (an empty call, not a measurement): not ingested")
+				r.tally("", note)
 			}
 		}
-		tokens := func(def float64) []float64 {
+		emitTokens := func(t float64, variant, phase uint8, cond int32) {
 			if hasTotal {
-				def = total
+				t = total
 			}
-			return []float64{def}
-		}
-		emitTokens := func(t []float64, variant, phase, cond string) {
-			if t[0] <= 0 {
+			if t <= 0 {
 				r.drop(totalCol, "", reasonBadFeature+": no tokens in the batch")
 				return
 			}
 			for _, op := range tokenOps {
-				emit(op, t, variant, phase, cond)
+				emit(op, []float64{t}, variant, phase, cond)
 			}
 		}
 
@@ -157,25 +166,25 @@ func attentionRows(r *reader) (rowFunc, error) {
 			}
 			// Each part of a true-mixed batch ran beside the other, so the
 			// batch composition is a condition of both samples.
-			comp := phaseMixed + " prefill=" + r.str(plCol) + "@" + r.str(pkCol) + " decode=" + r.str(dkCol)
+			comp := r.condID(phaseMixed, " prefill=", r.str(plCol), "@", r.str(pkCol), " decode=", r.str(dkCol))
 			pkv, pchunk := spec.PrefillEquivalent(pl, pk)
 			db, dkv := spec.DecodeEquivalent(dk)
 			if pchunk <= 0 {
 				r.drop(plCol, spec.OpAttnPrefill, reasonBadFeature+": no prefill tokens")
 			} else {
-				emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, VariantTrueMixed, phaseMixed, comp)
+				emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, varTrueMixed, phMixed, comp)
 			}
-			emit(spec.OpAttnDecode, []float64{db, dkv}, VariantTrueMixed, phaseMixed, comp)
-			emitTokens(tokens(float64(sum(pl)+len(dk))), VariantTrueMixed, phaseMixed, comp)
+			emit(spec.OpAttnDecode, []float64{db, dkv}, varTrueMixed, phMixed, comp)
+			emitTokens(float64(sum(pl)+len(dk)), varTrueMixed, phMixed, comp)
 		case isPrefill:
-			variant := VariantPure
+			variant := varPure
 			var pkv, pchunk, t float64
 			if mixed || len(seq) > 1 {
 				if len(seq) == 0 {
 					r.drop(seqCol, "", "mixed prefill row without seq_lens")
 					return
 				}
-				variant = VariantMixed
+				variant = varMixed
 				ctx = ctx[:0]
 				for range seq {
 					ctx = append(ctx, int(kv))
@@ -193,21 +202,21 @@ func attentionRows(r *reader) (rowFunc, error) {
 				r.drop(chunkCol, "", reasonBadFeature+": prefill row with no prefill tokens")
 				return
 			}
-			emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, variant, phasePrefill, phasePrefill)
-			emitTokens(tokens(t), variant, phasePrefill, phasePrefill)
-			skip(spec.OpAttnDecode, "of prefill-only rows")
+			emit(spec.OpAttnPrefill, []float64{pkv, pchunk}, variant, phPrefill, condOf[phPrefill])
+			emitTokens(t, variant, phPrefill, condOf[phPrefill])
+			skip(spec.OpAttnDecode, noteDecodeInPrefill)
 		default:
-			variant := VariantPure
+			variant := varPure
 			if mixed {
-				variant = VariantMixed
+				variant = varMixed
 			}
 			if batch < 1 || batch != math.Trunc(batch) {
 				r.drop(batchCol, "", reasonNotInteger+": decode batch_size")
 				return
 			}
-			emit(spec.OpAttnDecode, []float64{batch, kv}, variant, phaseDecode, phaseDecode)
-			emitTokens(tokens(batch), variant, phaseDecode, phaseDecode)
-			skip(spec.OpAttnPrefill, "of decode-only rows")
+			emit(spec.OpAttnDecode, []float64{batch, kv}, variant, phDecode, condOf[phDecode])
+			emitTokens(batch, variant, phDecode, condOf[phDecode])
+			skip(spec.OpAttnPrefill, notePrefillInDecode)
 		}
 	}, nil
 }

@@ -26,6 +26,7 @@ func collectiveRows(r *reader) (rowFunc, error) {
 	tpCol := r.use("num_tensor_parallel_workers")
 	dpnCol := r.use("devices_per_node")
 	var ops []statCols
+	var ids []int32
 	for _, op := range r.h.timeOps() {
 		c, err := r.h.stats(op)
 		if err != nil {
@@ -33,6 +34,7 @@ func collectiveRows(r *reader) (rowFunc, error) {
 		}
 		r.useStats(c)
 		ops = append(ops, c)
+		ids = append(ids, r.tab.idOf(op))
 	}
 	return func(r *reader) {
 		workers, ok := r.posInt(workersCol)
@@ -49,19 +51,19 @@ func collectiveRows(r *reader) (rowFunc, error) {
 				return
 			}
 		}
-		cond := "devices_per_node=" + r.str(dpnCol)
-		for _, c := range ops {
+		cond := r.condID("devices_per_node=", r.str(dpnCol))
+		for i, c := range ops {
 			st, res := r.stats(c, c.op)
 			if res != statOK {
 				continue
 			}
-			key := spec.OpKey{Op: c.op, TP: tp, Workers: workers}
+			key := recKey{op: ids[i], tp: int32(tp), workers: int32(workers)}
 			if c.op == spec.OpAllReduce {
-				key.TP = workers
+				key.tp = int32(workers)
 			} else if c.op == spec.OpSendRecv {
-				key.TP = 1
+				key.tp = 1
 			}
-			r.emit(key, []float64{size}, st, VariantPure, "", cond)
+			r.emit(key, []float64{size}, st, varPure, phNone, cond)
 		}
 	}, nil
 }

@@ -32,6 +32,7 @@ func cpuRows(r *reader) (rowFunc, error) {
 	modeCol := r.use("scheduling_mode")
 	stageCol := r.use("pipeline_stage_id")
 	var ops []statCols
+	var ids []int32
 	for _, c := range cpuOps {
 		s := statCols{op: c.op,
 			median: r.use(c.stem + "_median"), mean: r.use(c.stem + "_mean"),
@@ -51,6 +52,7 @@ func cpuRows(r *reader) (rowFunc, error) {
 			return nil, fmt.Errorf("%s has only one of _min and _max", c.stem)
 		}
 		ops = append(ops, s)
+		ids = append(ids, r.tab.idOf(c.op))
 	}
 	return func(r *reader) {
 		tp, ok := r.posInt(tpCol)
@@ -68,22 +70,22 @@ func cpuRows(r *reader) (rowFunc, error) {
 			return
 		}
 		if !r.modelFixed && modelCol >= 0 {
-			r.model = r.fileModel
+			r.modelID = r.fileModel
 			if name := r.str(modelCol); name != "" {
-				r.model = canonicalModel(name)
+				r.modelID = r.tab.idOf(canonicalModel(name))
 			}
 		}
-		cond := "mode=" + r.str(modeCol) + " stage=" + r.str(stageCol)
-		for _, c := range ops {
+		cond := r.condID("mode=", r.str(modeCol), " stage=", r.str(stageCol))
+		for i, c := range ops {
 			if c.op == spec.OpCPURayComm {
 				if v, err := parseFloat(r.cell(c.median)); err == nil && v == 0 {
-					r.tally("cpu_ray_comm cells of 0 (no Ray hand-off): not ingested")
+					r.tally("", "cpu_ray_comm cells of 0 (no Ray hand-off): not ingested")
 					continue
 				}
 			}
 			st, res := r.stats(c, c.op)
 			if res == statOK {
-				r.emit(spec.OpKey{Op: c.op, TP: tp}, []float64{x[0], x[1], x[2]}, st, VariantPure, "", cond)
+				r.emit(recKey{op: ids[i], tp: int32(tp)}, []float64{x[0], x[1], x[2]}, st, varPure, phNone, cond)
 			}
 		}
 	}, nil

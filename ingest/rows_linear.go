@@ -1,7 +1,5 @@
 package ingest
 
-import "github.com/ftk-dev/ftk/spec"
-
 var linearExtras = []extraCol{
 	{"n_head", "n_head", kindInt},
 	{"n_kv_head", "n_kv_head", kindInt},
@@ -24,6 +22,7 @@ func linearRows(r *reader) (rowFunc, error) {
 	tokCol := r.use("num_tokens")
 	tpCol := r.use("num_tensor_parallel_workers")
 	var ops []statCols
+	var ids []int32
 	for _, op := range r.h.timeOps() {
 		c, err := r.h.stats(op)
 		if err != nil {
@@ -31,6 +30,7 @@ func linearRows(r *reader) (rowFunc, error) {
 		}
 		r.useStats(c)
 		ops = append(ops, c)
+		ids = append(ids, r.tab.idOf(op))
 	}
 	return func(r *reader) {
 		tokens, ok := r.pos(tokCol)
@@ -41,10 +41,10 @@ func linearRows(r *reader) (rowFunc, error) {
 		if !ok {
 			return
 		}
-		for _, c := range ops {
+		for i, c := range ops {
 			st, res := r.stats(c, c.op)
 			if res == statOK {
-				r.emit(spec.OpKey{Op: c.op, TP: tp}, []float64{tokens}, st, VariantPure, "", "")
+				r.emit(recKey{op: ids[i], tp: int32(tp)}, []float64{tokens}, st, varPure, phNone, 0)
 			}
 		}
 	}, nil

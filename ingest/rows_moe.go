@@ -122,6 +122,11 @@ func moeRows(r *reader) (rowFunc, error) {
 	}
 
 	order := []string{spec.OpMoEGatingLinear, spec.OpMoERoutingTopK, spec.OpMoEShuffling, spec.OpMoEGroupedGEMM}
+	var ids [4]int32
+	for i, op := range order {
+		ids[i] = r.tab.idOf(op)
+	}
+	standalone, standard := r.tab.idOf(spec.GatingStandalone), r.tab.idOf(routingStandard)
 	return func(r *reader) {
 		tokens, ok := r.pos(tokCol)
 		if !ok {
@@ -150,16 +155,16 @@ func moeRows(r *reader) (rowFunc, error) {
 				return
 			}
 		}
-		gctx := r.str(ctxCol)
-		if gctx == "" {
-			gctx = spec.GatingStandalone
+		gctx := r.cellID(ctxCol)
+		if gctx == 0 {
+			gctx = standalone
 		}
-		path := r.str(pathCol)
-		if path == "" {
-			path = routingStandard
+		path := r.cellID(pathCol)
+		if path == 0 {
+			path = standard
 		}
-		cond := "ctx=" + gctx + " dist=" + r.str(distCol)
-		for _, op := range order {
+		cond := r.condID("ctx=", r.tab.strs[gctx], " dist=", r.str(distCol))
+		for oi, op := range order {
 			cols := parts[op]
 			if len(cols) == 0 {
 				continue
@@ -176,9 +181,9 @@ func moeRows(r *reader) (rowFunc, error) {
 			}
 			switch op {
 			case spec.OpMoEGatingLinear, spec.OpMoERoutingTopK:
-				r.emit(spec.OpKey{Op: op, TP: tp, GatingContext: gctx, RoutingPath: path}, []float64{tokens}, st, VariantPure, "", "")
+				r.emit(recKey{op: ids[oi], tp: int32(tp), gctx: gctx, rpath: path}, []float64{tokens}, st, varPure, phNone, 0)
 			case spec.OpMoEShuffling:
-				r.emit(spec.OpKey{Op: op, TP: tp, EP: ep, LocalExperts: local, RoutingPath: path}, []float64{tokens}, st, VariantPure, "", cond)
+				r.emit(recKey{op: ids[oi], tp: int32(tp), ep: int32(ep), local: int32(local), rpath: path}, []float64{tokens}, st, varPure, phNone, cond)
 			case spec.OpMoEGroupedGEMM:
 				var routed, maxExpert float64
 				if uniform {
@@ -202,7 +207,7 @@ func moeRows(r *reader) (rowFunc, error) {
 					}
 					maxExpert = math.Round(avg * ratio)
 				}
-				r.emit(spec.OpKey{Op: op, TP: tp, EP: ep, LocalExperts: local, RoutingPath: path}, []float64{routed, maxExpert}, st, VariantPure, "", cond)
+				r.emit(recKey{op: ids[oi], tp: int32(tp), ep: int32(ep), local: int32(local), rpath: path}, []float64{routed, maxExpert}, st, varPure, phNone, cond)
 			}
 		}
 	}, nil

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -64,7 +63,7 @@ const (
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // fileSchema is the Arrow schema of one output file.
-func fileSchema(f *outFile, device string) *arrow.Schema {
+func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 	str := func(n string) arrow.Field { return arrow.Field{Name: n, Type: dictString} }
 	i32 := func(n string) arrow.Field { return arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int32} }
 	f64 := func(n string, null bool) arrow.Field {
@@ -100,9 +99,11 @@ func fileSchema(f *outFile, device string) *arrow.Schema {
 	fields = append(fields, str(colSource), i32(colLine))
 
 	opFeats := map[string][]string{}
+	lastOp := int32(-1)
 	for _, r := range f.recs {
-		if _, ok := opFeats[r.Key.Op]; !ok {
-			opFeats[r.Key.Op] = spec.OpFeatures(r.Key.Op)
+		if r.op != lastOp {
+			lastOp = r.op
+			opFeats[tab.strs[r.op]] = spec.OpFeatures(tab.strs[r.op])
 		}
 	}
 	of, _ := json.Marshal(opFeats) // map keys are sorted
@@ -127,200 +128,281 @@ func fileSchema(f *outFile, device string) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
-// columnsBuilder makes the columns of one record batch, in schema order.
-type columnsBuilder struct {
-	mem  memory.Allocator
-	recs []*record
-	cols []arrow.Array
+// Columns are filled straight into Go slices, one pass over the sorted
+// records, and handed to Arrow as buffers: no builders, no per-cell calls.
+
+// validity is a column's null bitmap, made on the first null.
+type validity struct {
+	n     int
+	bits  []byte
+	nulls int
 }
 
-func (c *columnsBuilder) release() {
-	for _, a := range c.cols {
-		a.Release()
+func (v *validity) null(i int) {
+	if v.bits == nil {
+		v.bits = make([]byte, (v.n+7)/8)
+		for k := range v.bits {
+			v.bits[k] = 0xff
+		}
+		if r := v.n % 8; r != 0 {
+			v.bits[len(v.bits)-1] = byte(1<<r - 1) // bits past the end are zero
+		}
+	}
+	v.bits[i/8] &^= 1 << (i % 8)
+	v.nulls++
+}
+
+func (v *validity) buffer() *memory.Buffer {
+	if v.nulls == 0 {
+		return nil
+	}
+	return memory.NewBufferBytes(v.bits)
+}
+
+func makeArray(t arrow.DataType, n int, v *validity, values []byte) arrow.Array {
+	d := array.NewData(t, n, []*memory.Buffer{v.buffer(), memory.NewBufferBytes(values)}, nil, v.nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+type intCol struct {
+	validity
+	vals []int32
+}
+
+func newIntCol(n int) *intCol { return &intCol{validity{n: n}, make([]int32, n)} }
+
+func (c *intCol) set(i int, v int32, ok bool) {
+	if ok {
+		c.vals[i] = v
+	} else {
+		c.null(i)
 	}
 }
 
-// strs adds a dictionary-encoded string column; ok false is null. The
-// dictionary holds the values in order of first appearance.
-func (c *columnsBuilder) strs(get func(*record) (string, bool)) {
-	idx := array.NewInt32Builder(c.mem)
-	defer idx.Release()
-	idx.Reserve(len(c.recs))
-	dict := array.NewStringBuilder(c.mem)
-	defer dict.Release()
-	seen := map[string]int32{}
-	last, lastIdx := "", int32(-1)
-	for _, r := range c.recs {
-		s, ok := get(r)
-		if !ok {
-			idx.AppendNull()
-			continue
-		}
-		if lastIdx < 0 || s != last {
-			j, found := seen[s]
-			if !found {
-				j = int32(len(seen))
-				seen[s] = j
-				dict.Append(s)
-			}
-			last, lastIdx = s, j
-		}
-		idx.Append(lastIdx)
+func (c *intCol) array() arrow.Array {
+	return makeArray(arrow.PrimitiveTypes.Int32, c.n, &c.validity, arrow.Int32Traits.CastToBytes(c.vals))
+}
+
+// floatCol is a float64 column; NaN is null.
+type floatCol struct {
+	validity
+	vals []float64
+}
+
+func newFloatCol(n int) *floatCol { return &floatCol{validity{n: n}, make([]float64, n)} }
+
+func (c *floatCol) set(i int, v float64) {
+	if v == v {
+		c.vals[i] = v
+	} else {
+		c.null(i)
 	}
-	ia, da := idx.NewArray(), dict.NewArray()
-	c.cols = append(c.cols, array.NewDictionaryArray(dictString, ia, da))
-	ia.Release()
-	da.Release()
 }
 
-// ids adds a dictionary-encoded string column from strTable ids.
-func (c *columnsBuilder) ids(tab *strTable, get func(*record) (int32, bool)) {
-	idx := array.NewInt32Builder(c.mem)
-	defer idx.Release()
-	idx.Reserve(len(c.recs))
-	dict := array.NewStringBuilder(c.mem)
-	defer dict.Release()
-	remap := make([]int32, len(tab.strs))
-	n := int32(0)
-	for _, r := range c.recs {
-		id, ok := get(r)
-		if !ok {
-			idx.AppendNull()
-			continue
-		}
-		if remap[id] == 0 {
-			n++
-			remap[id] = n
-			dict.Append(tab.strs[id])
-		}
-		idx.UnsafeAppend(remap[id] - 1)
+func (c *floatCol) array() arrow.Array {
+	return makeArray(arrow.PrimitiveTypes.Float64, c.n, &c.validity, arrow.Float64Traits.CastToBytes(c.vals))
+}
+
+type boolCol struct {
+	validity
+	vals []byte // bitmap
+}
+
+func newBoolCol(n int) *boolCol { return &boolCol{validity{n: n}, make([]byte, (n+7)/8)} }
+
+func (c *boolCol) set(i int, v, ok bool) {
+	switch {
+	case !ok:
+		c.null(i)
+	case v:
+		c.vals[i/8] |= 1 << (i % 8)
 	}
-	ia, da := idx.NewArray(), dict.NewArray()
-	c.cols = append(c.cols, array.NewDictionaryArray(dictString, ia, da))
-	ia.Release()
-	da.Release()
 }
 
-func (c *columnsBuilder) str(get func(*record) string) {
-	c.strs(func(r *record) (string, bool) { return get(r), true })
+func (c *boolCol) array() arrow.Array {
+	return makeArray(arrow.FixedWidthTypes.Boolean, c.n, &c.validity, c.vals)
 }
 
-func (c *columnsBuilder) ints(get func(*record) (int32, bool)) {
-	b := array.NewInt32Builder(c.mem)
-	defer b.Release()
-	b.Reserve(len(c.recs))
-	for _, r := range c.recs {
-		if v, ok := get(r); ok {
-			b.UnsafeAppend(v)
-		} else {
-			b.AppendNull()
-		}
+// dictCol is a dictionary-encoded string column. The dictionary holds the
+// values in order of first appearance.
+type dictCol struct {
+	validity
+	idx  []int32
+	dict []string
+}
+
+func (c *dictCol) array() arrow.Array {
+	ia := makeArray(arrow.PrimitiveTypes.Int32, c.n, &c.validity, arrow.Int32Traits.CastToBytes(c.idx))
+	defer ia.Release()
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer sb.Release()
+	sb.AppendValues(c.dict, nil)
+	da := sb.NewArray()
+	defer da.Release()
+	return array.NewDictionaryArray(dictString, ia, da)
+}
+
+// idCol is a dictionary column of strTable ids.
+type idCol struct {
+	dictCol
+	tab   *strTable
+	remap []int32 // table id -> dictionary index + 1
+}
+
+func newIDCol(n int, tab *strTable) *idCol {
+	return &idCol{dictCol: dictCol{validity: validity{n: n}, idx: make([]int32, n)}, tab: tab, remap: make([]int32, len(tab.strs))}
+}
+
+func (c *idCol) set(i int, id int32, ok bool) {
+	if !ok {
+		c.null(i)
+		return
 	}
-	c.cols = append(c.cols, b.NewArray())
-}
-
-func (c *columnsBuilder) int(get func(*record) int) {
-	c.ints(func(r *record) (int32, bool) { return int32(get(r)), true })
-}
-
-// floats adds a float64 column; NaN is null.
-func (c *columnsBuilder) floats(get func(*record) float64) {
-	b := array.NewFloat64Builder(c.mem)
-	defer b.Release()
-	b.Reserve(len(c.recs))
-	for _, r := range c.recs {
-		if v := get(r); math.IsNaN(v) {
-			b.AppendNull()
-		} else {
-			b.UnsafeAppend(v)
-		}
+	if c.remap[id] == 0 {
+		c.dict = append(c.dict, c.tab.strs[id])
+		c.remap[id] = int32(len(c.dict))
 	}
-	c.cols = append(c.cols, b.NewArray())
+	c.idx[i] = c.remap[id] - 1
 }
 
-func (c *columnsBuilder) bools(get func(*record) (bool, bool)) {
-	b := array.NewBooleanBuilder(c.mem)
-	defer b.Release()
-	b.Reserve(len(c.recs))
-	for _, r := range c.recs {
-		if v, ok := get(r); ok {
-			b.UnsafeAppend(v)
-		} else {
-			b.AppendNull()
+// runCol is a dictionary column of few distinct strings that come in runs.
+type runCol struct {
+	dictCol
+	last    string
+	lastIdx int32
+}
+
+func newRunCol(n int) *runCol {
+	return &runCol{dictCol: dictCol{validity: validity{n: n}, idx: make([]int32, n)}, lastIdx: -1}
+}
+
+func (c *runCol) set(i int, s string) {
+	if c.lastIdx < 0 || s != c.last {
+		j := slices.Index(c.dict, s)
+		if j < 0 {
+			j = len(c.dict)
+			c.dict = append(c.dict, s)
 		}
+		c.last, c.lastIdx = s, int32(j)
 	}
-	c.cols = append(c.cols, b.NewArray())
+	c.idx[i] = c.lastIdx
 }
 
 // buildRecord makes the record batch of one file's samples.
-func buildRecord(f *outFile, schema *arrow.Schema, tab *strTable) arrow.RecordBatch {
-	c := &columnsBuilder{mem: memory.NewGoAllocator(), recs: f.recs}
-	defer c.release()
-	c.str(func(r *record) string { return r.Key.Op })
-	c.str(func(r *record) string { return r.Key.Measurement })
-	c.str(func(r *record) string { return r.Device })
-	c.str(func(r *record) string { return r.Model })
-	c.int(func(r *record) int { return r.Key.TP })
-	c.int(func(r *record) int { return r.Key.EP })
-	c.int(func(r *record) int { return r.Key.LocalExperts })
-	c.str(func(r *record) string { return r.Key.GatingContext })
-	c.str(func(r *record) string { return r.Key.RoutingPath })
-	c.int(func(r *record) int { return r.Key.Workers })
-	c.str(func(r *record) string { return r.Variant })
-	if f.family == spec.FamilyAttention {
-		c.str(func(r *record) string { return r.phase })
+func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
+	n := len(f.recs)
+	tab, inputs := b.tab, b.m.Inputs
+	op, meas, model, gctx, rpath := newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab)
+	device, variant, phase, source := newRunCol(n), newRunCol(n), newRunCol(n), newRunCol(n)
+	tp, ep, local, workers, count, line := newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n)
+	median, mean, mn, mx, std := newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n)
+	conflict := newBoolCol(n)
+	featNames := familyFeatures[f.family]
+	feats := make([]*floatCol, len(featNames))
+	for k := range feats {
+		feats[k] = newFloatCol(n)
 	}
-	// pos[op][k] is the index in the op's features of feature column k,
-	// or -1.
-	cols := familyFeatures[f.family]
-	pos := map[string][]int{}
+	// pos[op id][k] is the index in the op's features of feature column
+	// k, or -1.
+	pos := map[int32][]int{}
 	for _, r := range f.recs {
-		if _, ok := pos[r.Key.Op]; ok {
-			continue
-		}
-		p := make([]int, len(cols))
-		for k, name := range cols {
-			p[k] = slices.Index(spec.OpFeatures(r.Key.Op), name)
-		}
-		pos[r.Key.Op] = p
-	}
-	for k := range cols {
-		lastOp, lastPos := "", []int(nil)
-		c.floats(func(r *record) float64 {
-			if lastPos == nil || r.Key.Op != lastOp {
-				lastOp, lastPos = r.Key.Op, pos[r.Key.Op]
+		if _, ok := pos[r.op]; !ok {
+			p := make([]int, len(featNames))
+			for k, name := range featNames {
+				p[k] = slices.Index(spec.OpFeatures(tab.strs[r.op]), name)
 			}
-			if j := lastPos[k]; j >= 0 {
-				return r.Features[j]
-			}
-			return math.NaN()
-		})
+			pos[r.op] = p
+		}
 	}
-	c.floats(func(r *record) float64 { return r.MedianMs })
-	c.floats(func(r *record) float64 { return r.MeanMs })
-	c.floats(func(r *record) float64 { return r.MinMs })
-	c.floats(func(r *record) float64 { return r.MaxMs })
-	c.floats(func(r *record) float64 { return r.StdMs })
-	c.int(func(r *record) int { return r.Count })
-	c.bools(func(r *record) (bool, bool) { return r.Conflict, true })
-	for j, e := range familyExtras(f.family) {
+	extras := familyExtras(f.family)
+	xs := make([]any, len(extras))
+	for j, e := range extras {
 		switch e.kind {
 		case kindString:
-			c.ids(tab, func(r *record) (int32, bool) { v := r.extras[j]; return v.id, v.ok })
+			xs[j] = newIDCol(n, tab)
 		case kindInt:
-			c.ints(func(r *record) (int32, bool) { v := r.extras[j]; return int32(v.f), v.ok })
+			xs[j] = newIntCol(n)
 		case kindFloat:
-			c.floats(func(r *record) float64 {
-				if v := r.extras[j]; v.ok {
-					return v.f
-				}
-				return math.NaN()
-			})
+			xs[j] = newFloatCol(n)
 		case kindBool:
-			c.bools(func(r *record) (bool, bool) { v := r.extras[j]; return v.f != 0, v.ok })
+			xs[j] = newBoolCol(n)
 		}
 	}
-	c.str(func(r *record) string { return r.Source })
-	c.int(func(r *record) int { return r.Line })
-	return array.NewRecordBatch(schema, c.cols, int64(len(f.recs)))
+	lastOp, lastPos := int32(-1), []int(nil)
+	for i, r := range f.recs {
+		op.set(i, r.op, true)
+		meas.set(i, r.meas, true)
+		device.set(i, inputs[r.in].Device)
+		model.set(i, r.model, true)
+		tp.set(i, r.tp, true)
+		ep.set(i, r.ep, true)
+		local.set(i, r.local, true)
+		gctx.set(i, r.gctx, true)
+		rpath.set(i, r.rpath, true)
+		workers.set(i, r.workers, true)
+		variant.set(i, variantNames[r.variant])
+		phase.set(i, phaseNames[r.phase])
+		if r.op != lastOp {
+			lastOp, lastPos = r.op, pos[r.op]
+		}
+		for k, j := range lastPos {
+			if j >= 0 {
+				feats[k].set(i, r.f[j])
+			} else {
+				feats[k].null(i)
+			}
+		}
+		median.set(i, r.median)
+		mean.set(i, r.mean)
+		mn.set(i, r.min)
+		mx.set(i, r.max)
+		std.set(i, r.std)
+		count.set(i, r.count, true)
+		conflict.set(i, r.conflict, true)
+		var slab []xval
+		if r.ext >= 0 {
+			slab = b.ext[r.in][r.ext : int(r.ext)+len(extras)]
+		}
+		for j, x := range xs {
+			var v xval
+			if slab != nil {
+				v = slab[j]
+			}
+			switch c := x.(type) {
+			case *idCol:
+				c.set(i, v.id, v.ok)
+			case *intCol:
+				c.set(i, int32(v.f), v.ok)
+			case *floatCol:
+				if v.ok {
+					c.set(i, v.f)
+				} else {
+					c.null(i)
+				}
+			case *boolCol:
+				c.set(i, v.f != 0, v.ok)
+			}
+		}
+		source.set(i, inputs[r.in].Path)
+		line.set(i, r.line, true)
+	}
+	arrs := []arrow.Array{op.array(), meas.array(), device.array(), model.array(),
+		tp.array(), ep.array(), local.array(), gctx.array(), rpath.array(), workers.array(), variant.array()}
+	if f.family == spec.FamilyAttention {
+		arrs = append(arrs, phase.array())
+	}
+	for _, c := range feats {
+		arrs = append(arrs, c.array())
+	}
+	arrs = append(arrs, median.array(), mean.array(), mn.array(), mx.array(), std.array(), count.array(), conflict.array())
+	for _, x := range xs {
+		arrs = append(arrs, x.(interface{ array() arrow.Array }).array())
+	}
+	arrs = append(arrs, source.array(), line.array())
+	rec := array.NewRecordBatch(schema, arrs, int64(n))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,23 +18,36 @@ import (
 )
 
 // write puts the dataset in dir without ever leaving it looking complete
-// while it is not: everything is written under dir/.tmp-ingest-*, then the
-// old manifest is removed, the Arrow files are renamed into place, stale
-// files of the previous dataset are removed, and manifest.json comes last.
+// while it is not: every file is first written as dir/.tmp-ingest-*.part,
+// then the old manifest is removed, the Arrow files are renamed into
+// place, stale Arrow files of the previous dataset are removed, and
+// manifest.json comes last.
 func (b *build) write(dir string) error {
 	if err := prepareDir(dir); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(dir, ".tmp-ingest-")
-	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+	var temps []string
+	defer func() {
+		for _, t := range temps {
+			os.Remove(t) // those not renamed: an error happened
+		}
+	}()
+	create := func() (*os.File, error) {
+		fh, err := os.CreateTemp(dir, ".tmp-ingest-*.part")
+		if err == nil {
+			temps = append(temps, fh.Name())
+		}
+		return fh, err
 	}
-	defer os.RemoveAll(tmp)
 
 	m := &b.m
 	m.Files = make([]OutputFile, 0, len(b.files))
 	for _, f := range b.files {
-		sum, err := writeArrow(filepath.Join(tmp, f.name), f, m.Device, b.tab)
+		fh, err := create()
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		sum, err := writeArrow(fh, f, b)
 		if err != nil {
 			return fmt.Errorf("ingest: write %s: %w", f.name, err)
 		}
@@ -43,8 +57,15 @@ func (b *build) write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
-	data = append(data, '\n')
-	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), data, 0o644); err != nil {
+	mf, err := create()
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	_, err = mf.Write(append(data, '\n'))
+	if cerr := mf.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 
@@ -53,9 +74,9 @@ func (b *build) write(dir string) error {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	keep := map[string]bool{}
-	for _, f := range m.Files {
+	for i, f := range m.Files {
 		keep[f.Name] = true
-		if err := os.Rename(filepath.Join(tmp, f.Name), filepath.Join(dir, f.Name)); err != nil {
+		if err := os.Rename(temps[i], filepath.Join(dir, f.Name)); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
@@ -71,9 +92,10 @@ func (b *build) write(dir string) error {
 			}
 		}
 	}
-	if err := os.Rename(filepath.Join(tmp, ManifestFile), mpath); err != nil {
+	if err := os.Rename(temps[len(temps)-1], mpath); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
+	temps = nil
 	return nil
 }
 
@@ -126,14 +148,16 @@ func safeName(n string) bool {
 	return strings.HasSuffix(n, ".arrow") && !strings.ContainsAny(n, `/\`) && n != "." && n != ".."
 }
 
-// writeArrow writes one output file and returns its sha256.
-func writeArrow(path string, f *outFile, device string, tab *strTable) (string, error) {
-	schema := fileSchema(f, device)
-	rec := buildRecord(f, schema, tab)
+// writeArrow writes one output file to fh, closes it and returns its
+// sha256.
+func writeArrow(fh *os.File, f *outFile, b *build) (string, error) {
+	defer fh.Close()
+	schema := fileSchema(f, b.m.Device, b.tab)
+	rec := buildRecord(f, schema, b)
 	defer rec.Release()
-	var buf bytes.Buffer
-	buf.Grow(1 << 20)
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(memory.NewGoAllocator()))
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(fh, h), 64<<10)
+	w, err := ipc.NewFileWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return "", err
 	}
@@ -143,9 +167,11 @@ func writeArrow(path string, f *outFile, device string, tab *strTable) (string, 
 	if err := w.Close(); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := bw.Flush(); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	if err := fh.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

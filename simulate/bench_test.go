@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // cpuSeconds is the process's user + system CPU time.
@@ -29,14 +30,58 @@ const vidurRequestsPerCPUSecond = 250
 // requests.csv, requests.arrow, summary.json and config.yaml.
 func BenchmarkSplitwiseConv(b *testing.B) {
 	cfg := testConfig()
+	benchTrace(b, "dense llama-3.1-8b TP1", cfg, true)
+}
+
+// BenchmarkSplitwiseConvMoE replays the same trace on qwen3-30b-a3b at
+// TP8/EP8 (128 experts, top-8), with uniform routing and the naive
+// backend, and with skewed routing and an all-to-all backend (dispatch and
+// combine drawn too): every step draws a routing for each of the 48 MoE
+// layers.
+func BenchmarkSplitwiseConvMoE(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		moe  MoEConfig
+	}{
+		{"uniform", MoEConfig{}},
+		{"skewed-all2all", MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := testConfig()
+			cfg.Model = "qwen3-30b-a3b"
+			cfg.Layout = spec.Layout{TP: 8, EP: 8}
+			cfg.MoE = tc.moe
+			benchTrace(b, "MoE qwen3-30b-a3b TP8/EP8 "+tc.name, cfg, false)
+		})
+	}
+}
+
+// BenchmarkSplitwiseConvDisaggregated replays the same trace on
+// llama-3.1-8b with one prefill and two decode instances (TP1), every
+// request's KV cache crossing a 50 GB/s link.
+func BenchmarkSplitwiseConvDisaggregated(b *testing.B) {
+	cfg := testConfig()
+	cfg.Mode = ModeDisaggregated
+	cfg.Disaggregation = DisaggregationConfig{PrefillInstances: 1, DecodeInstances: 2}
+	benchTrace(b, "disaggregated llama-3.1-8b 1P2D", cfg, false)
+}
+
+// benchTrace replays the Splitwise conversation trace with cfg and reports
+// requests and steps per CPU-second, for the simulation alone ("core") and,
+// when withOutputs, with every output file written ("outputs").
+func benchTrace(b *testing.B, label string, cfg Config, withOutputs bool) {
 	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
 	rs, err := datasets.ReadTrace(cfg.Workload.Trace)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, withOutputs := range []bool{false, true} {
+	modes := []bool{false}
+	if withOutputs {
+		modes = append(modes, true)
+	}
+	for _, outputs := range modes {
 		name := "core"
-		if withOutputs {
+		if outputs {
 			name = "outputs"
 		}
 		b.Run(name, func(b *testing.B) {
@@ -45,7 +90,7 @@ func BenchmarkSplitwiseConv(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				var sum *Summary
 				var err error
-				if withOutputs {
+				if outputs {
 					sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
 				} else {
 					var sim *Simulation
@@ -63,8 +108,8 @@ func BenchmarkSplitwiseConv(b *testing.B) {
 			rps, sps := float64(requests)/cpu, float64(steps)/cpu
 			b.ReportMetric(rps, "requests/CPU-s")
 			b.ReportMetric(sps, "steps/CPU-s")
-			fmt.Printf("simulate splitwise_conv (%s): %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s (%.0fx Vidur's %d), %.0f steps/CPU-s\n",
-				name, requests, steps, cpu, rps, rps/vidurRequestsPerCPUSecond, vidurRequestsPerCPUSecond, sps)
+			fmt.Printf("simulate splitwise_conv, %s (%s): %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s (%.0fx Vidur's %d), %.0f steps/CPU-s\n",
+				label, name, requests, steps, cpu, rps, rps/vidurRequestsPerCPUSecond, vidurRequestsPerCPUSecond, sps)
 		})
 	}
 }

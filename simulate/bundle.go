@@ -39,3 +39,21 @@ func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorS
 	}
 	return bundlePredictors{b}, nil
 }
+
+// LoadHostBundle opens a fit bundle of HOST_WALL predictors (fitted on a
+// CPU-overhead profile) for a simulation of model on device.
+func LoadHostBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
+	b, err := fit.LoadBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Check(device.Name, spec.HostWall); err != nil {
+		return nil, fmt.Errorf("host bundle %s: %w", path, err)
+	}
+	got, _ := spec.CanonicalModelName(b.Model())
+	want, _ := spec.CanonicalModelName(model.Name)
+	if got != want {
+		return nil, fmt.Errorf("host bundle %s: fitted for model %s, the simulation is of %s", path, b.Model(), model.Name)
+	}
+	return bundlePredictors{b}, nil
+}

@@ -23,8 +23,18 @@ type Config struct {
 	Router   string         `json:"router" yaml:"router"` // round-robin or least-loaded
 	Workload WorkloadConfig `json:"workload" yaml:"workload"`
 	// Bundle is a fit model bundle; empty means the built-in roofline.
-	Bundle      string      `json:"bundle,omitempty" yaml:"bundle,omitempty"`
+	Bundle string `json:"bundle,omitempty" yaml:"bundle,omitempty"`
+	// HostBundle is a fit bundle of HOST_WALL predictors (the CPU overhead
+	// profile's cpu_schedule, cpu_prepare_inputs, cpu_sampler,
+	// cpu_process_outputs); empty means host time from Bundle's HOST_WALL
+	// predictors if it has any, else spec's default host model.
+	HostBundle  string      `json:"host_bundle,omitempty" yaml:"host_bundle,omitempty"`
 	Calibration Calibration `json:"calibration" yaml:"calibration"`
+	MoE         MoEConfig   `json:"moe" yaml:"moe"`
+	// Mode is ModeColocated (one engine type serves whole requests) or
+	// ModeDisaggregated (prefill and decode instances, see Disaggregation).
+	Mode           string               `json:"mode" yaml:"mode"`
+	Disaggregation DisaggregationConfig `json:"disaggregation,omitzero" yaml:"disaggregation,omitempty"`
 }
 
 // EngineConfig holds the vLLM engine options the simulator honours, named
@@ -41,6 +51,17 @@ type EngineConfig struct {
 	// NumGPUBlocksOverride replaces the KV-cache block count derived from
 	// memory (0: derive it), as vLLM's --num-gpu-blocks-override.
 	NumGPUBlocksOverride int `json:"num_gpu_blocks_override" yaml:"num_gpu_blocks_override"`
+	// ExecutionMode is ExecEager, ExecCUDAGraph or ExecPiecewise; empty
+	// means CUDA graphs when op times are KERNEL_ONLY and eager when they
+	// are CUDA_EVENT (New resolves it).
+	ExecutionMode string `json:"execution_mode" yaml:"execution_mode"`
+	// MaxCUDAGraphCaptureSize is the largest batch captured in a CUDA graph
+	// (vLLM's max_cudagraph_capture_size); 0 means vLLM's default,
+	// min(2 x max_num_seqs, 512), capped by max_num_batched_tokens.
+	MaxCUDAGraphCaptureSize int `json:"max_cudagraph_capture_size" yaml:"max_cudagraph_capture_size"`
+	// AsyncScheduling overlaps the host work of a step with the GPU work of
+	// the step before it (vLLM's --async-scheduling).
+	AsyncScheduling bool `json:"async_scheduling" yaml:"async_scheduling"`
 }
 
 // WorkloadConfig names the arrivals: a trace file or a generated workload.
@@ -164,6 +185,26 @@ func (c *Config) Validate() error {
 		return bad("rate must not be negative, got %g", w.RatePerS)
 	case w.NumRequests < 0:
 		return bad("num_requests must not be negative, got %d", w.NumRequests)
+	}
+	if err := c.MoE.validate(); err != nil {
+		return err
+	}
+	switch e.ExecutionMode {
+	case "", ExecEager, ExecCUDAGraph, ExecPiecewise:
+	default:
+		return bad("unknown execution_mode %q: use %s, %s or %s", e.ExecutionMode, ExecEager, ExecCUDAGraph, ExecPiecewise)
+	}
+	if e.MaxCUDAGraphCaptureSize < 0 {
+		return bad("max_cudagraph_capture_size must not be negative, got %d", e.MaxCUDAGraphCaptureSize)
+	}
+	switch c.Mode {
+	case "", ModeColocated:
+	case ModeDisaggregated:
+		if err := c.Disaggregation.validate(); err != nil {
+			return err
+		}
+	default:
+		return bad("unknown mode %q: use %s or %s", c.Mode, ModeColocated, ModeDisaggregated)
 	}
 	return c.Calibration.Validate()
 }

@@ -12,11 +12,17 @@ const (
 type StageSpan struct {
 	StartS, EndS float64
 	Cost         StepCost
+	// Async and Overlap say how host time met the forward pass (see
+	// StepCost.WallMs).
+	Async, Overlap bool
 }
 
 // StepRecord describes one engine step (one batch) for observers. Slices
 // are reused: an observer copies what it keeps.
 type StepRecord struct {
+	// Role is replica (co-located), prefill or decode; Replica numbers the
+	// engines of a run from 0, prefill instances before decode ones.
+	Role    string
 	Replica int
 	Step    int64
 	// StartS is when the batch was scheduled, EndS when its outputs came
@@ -47,10 +53,16 @@ type StepObserver interface {
 // batch slot is open.
 type engine struct {
 	id       int
+	role     string // RoleReplica, RolePrefill or RoleDecode
 	loop     *Loop
 	cost     CostModel
 	sched    *scheduler
 	observer StepObserver
+	async    bool
+	// afterBatch, when set, runs after each batch's outputs are applied.
+	afterBatch func(nowS float64)
+	breakdown  breakdownAcc
+	stageRan   []bool
 
 	pp         int
 	batches    []batch
@@ -65,10 +77,10 @@ type engine struct {
 	rec     StepRecord
 }
 
-func newEngine(id int, loop *Loop, cost CostModel, sched *scheduler, pp int, obs StepObserver) *engine {
-	e := &engine{id: id, loop: loop, cost: cost, sched: sched, observer: obs, pp: pp, stepAtS: -1,
+func newEngine(id int, role string, loop *Loop, cost CostModel, sched *scheduler, pp int, async bool, obs StepObserver) *engine {
+	e := &engine{id: id, role: role, loop: loop, cost: cost, sched: sched, observer: obs, pp: pp, stepAtS: -1, async: async,
 		batches: make([]batch, pp), busy: make([]bool, pp), stageFreeS: make([]float64, pp),
-		costs: make([]StepCost, pp)}
+		costs: make([]StepCost, pp), stageRan: make([]bool, pp)}
 	n := sched.cfg.MaxNumSeqs
 	for i := range e.batches {
 		e.batches[i].entries = make([]batchEntry, 0, n)
@@ -84,6 +96,12 @@ func newEngine(id int, loop *Loop, cost CostModel, sched *scheduler, pp int, obs
 // a step is scheduled for now, after every arrival at this time.
 func (e *engine) Admit(nowS float64, q *datasets.Request) {
 	e.sched.admit(q)
+	e.kick(nowS)
+}
+
+// kick schedules a step for now when the engine can start a batch now and
+// none is scheduled yet: after new work arrives or blocks were freed.
+func (e *engine) kick(nowS float64) {
 	if e.inflight < e.pp && e.stageFreeS[0] <= nowS && e.stepAtS != nowS {
 		e.stepAtS = nowS
 		e.loop.Schedule(nowS, PriorityEngine, e, evStep, 0)
@@ -96,6 +114,9 @@ func (e *engine) Handle(nowS float64, kind, arg int) {
 		e.sched.complete(&e.batches[arg], nowS)
 		e.busy[arg] = false
 		e.inflight--
+		if e.afterBatch != nil {
+			e.afterBatch(nowS)
+		}
 	}
 	e.tryStep(nowS)
 }
@@ -122,10 +143,16 @@ func (e *engine) tryStep(nowS float64) {
 		c := &e.costs[s]
 		e.cost.StageCost(&e.shape, s, c)
 		start := max(t, e.stageFreeS[s])
-		t = start + c.TotalMs()/1e3
+		// Host work overlaps the forward pass before it only when the
+		// stage was busy right up to this batch.
+		overlap := e.async && e.stageRan[s] && e.stageFreeS[s] >= t
+		e.stageRan[s] = true
+		wall := c.WallMs(e.async, overlap)
+		e.breakdown.add(c, e.async, overlap, wall)
+		t = start + wall/1e3
 		e.stageFreeS[s] = t
 		if e.observer != nil {
-			e.rec.Stages[s] = StageSpan{StartS: start, EndS: t, Cost: *c}
+			e.rec.Stages[s] = StageSpan{StartS: start, EndS: t, Cost: *c, Async: e.async, Overlap: overlap}
 		}
 	}
 	e.loop.Schedule(t, PriorityEngine, e, evBatchDone, slot)
@@ -139,6 +166,7 @@ func (e *engine) tryStep(nowS float64) {
 
 func (e *engine) observe(b *batch, startS, endS float64) {
 	r := &e.rec
+	r.Role = e.role
 	r.Replica, r.Step, r.StartS, r.EndS = e.id, e.steps, startS, endS
 	r.Tokens, r.Seqs = b.tokens, len(b.entries)
 	r.PrefillTokens, r.PrefillSeqs, r.DecodeSeqs, r.Preempted = b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted
@@ -150,6 +178,7 @@ func (e *engine) observe(b *batch, startS, endS float64) {
 // ReplicaReport is one replica's engine statistics.
 type ReplicaReport struct {
 	Replica     int     `json:"replica"`
+	Role        string  `json:"role,omitempty"`
 	Steps       int64   `json:"steps"`
 	Preemptions int64   `json:"preemptions"`
 	KVBlocks    int     `json:"kv_blocks"`
@@ -158,6 +187,10 @@ type ReplicaReport struct {
 
 func (e *engine) report() ReplicaReport {
 	s := e.sched
-	return ReplicaReport{Replica: e.id, Steps: e.steps, Preemptions: s.preemptions, KVBlocks: s.totalBlocks,
+	role := e.role
+	if role == RoleReplica {
+		role = ""
+	}
+	return ReplicaReport{Replica: e.id, Role: role, Steps: e.steps, Preemptions: s.preemptions, KVBlocks: s.totalBlocks,
 		PeakKVUsage: float64(s.peakUsedBlocks) / float64(s.totalBlocks)}
 }

@@ -33,9 +33,13 @@ type RequestMetrics struct {
 	E2EMs        float64
 	// MeanITLMs is the mean gap between the request's output tokens; the
 	// gaps add up to E2E - TTFT, so it equals TPOTMs.
-	MeanITLMs   float64
-	Preemptions int
-	Status      string
+	MeanITLMs float64
+	// KVTransferMs is the time the request's KV cache took from the prefill
+	// to the decode instance (disaggregated runs; NaN otherwise): part of
+	// its TTFT.
+	KVTransferMs float64
+	Preemptions  int
+	Status       string
 }
 
 // RequestSink receives each request's metrics as it finishes (or is
@@ -90,6 +94,10 @@ type collector struct {
 
 	ttft, tpot, e2e []float64
 	itl             *Histogram
+	// KV transfers of a disaggregated run: transfer and wait times (ms)
+	// and bytes.
+	kvTransfer, kvWait []float64
+	kvBytes            float64
 
 	arrived, completed, rejected int
 	promptTokens, outputTokens   int64
@@ -123,7 +131,7 @@ func (c *collector) arrive(q *datasets.Request, maxModelLen int) bool {
 		c.rejected++
 		c.row = RequestMetrics{RequestID: q.ID, ArrivalS: q.ArrivalS, PromptTokens: q.PromptTokens,
 			OutputTokens: q.OutputTokens, FirstTokenS: math.NaN(), FinishS: math.NaN(), TTFTMs: math.NaN(),
-			TPOTMs: math.NaN(), E2EMs: math.NaN(), MeanITLMs: math.NaN(), Status: StatusRejected}
+			TPOTMs: math.NaN(), E2EMs: math.NaN(), MeanITLMs: math.NaN(), KVTransferMs: math.NaN(), Status: StatusRejected}
 		c.write()
 		return false
 	}
@@ -144,8 +152,8 @@ func (c *collector) finish(r *reqState, nowS float64) {
 	t := spec.RequestTimes{ArrivalS: r.arrivalS, FirstTokenS: r.firstTokenS, FinishS: nowS, OutputTokens: int(r.generated)}
 	c.row = RequestMetrics{RequestID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt),
 		OutputTokens: int(r.generated), FirstTokenS: r.firstTokenS, FinishS: nowS,
-		TTFTMs: t.TTFTMs(), TPOTMs: t.TPOTMs(), E2EMs: t.E2EMs(), Preemptions: int(r.preemptions),
-		Status: StatusCompleted}
+		TTFTMs: t.TTFTMs(), TPOTMs: t.TPOTMs(), E2EMs: t.E2EMs(), KVTransferMs: r.kvTransferMs,
+		Preemptions: int(r.preemptions), Status: StatusCompleted}
 	c.row.MeanITLMs = c.row.TPOTMs
 	c.ttft = append(c.ttft, c.row.TTFTMs)
 	c.e2e = append(c.e2e, c.row.E2EMs)
@@ -188,6 +196,19 @@ type Metrics struct {
 	// in use at once.
 	PeakKVUsage float64 `json:"peak_kv_usage"`
 	Steps       int64   `json:"steps"`
+	// KVTransfer summarises the KV-cache transfers of a disaggregated run.
+	KVTransfer *KVTransferStats `json:"kv_transfer,omitempty"`
+}
+
+// KVTransferStats are the KV-cache transfers from prefill to decode
+// instances. TransferMs runs from the start of a transfer (link latency
+// included) to its end; WaitMs from the end of the prefill to the start of
+// the transfer (waiting for free blocks on the decode instance). Both are
+// part of TTFT.
+type KVTransferStats struct {
+	TransferMs Stats   `json:"transfer_ms"`
+	WaitMs     Stats   `json:"wait_ms"`
+	MeanBytes  float64 `json:"mean_bytes"`
 }
 
 // metrics summarises the run. It sorts the collected slices.
@@ -197,6 +218,10 @@ func (c *collector) metrics() Metrics {
 		TTFTMs: statsOf(c.ttft), TPOTMs: statsOf(c.tpot), E2EMs: statsOf(c.e2e), ITLMs: histStats(c.itl)}
 	if c.completed > 0 {
 		m.MakespanS = c.lastFinishS - c.firstArrivalS
+	}
+	if len(c.kvTransfer) > 0 {
+		n := float64(len(c.kvTransfer))
+		m.KVTransfer = &KVTransferStats{TransferMs: statsOf(c.kvTransfer), WaitMs: statsOf(c.kvWait), MeanBytes: c.kvBytes / n}
 	}
 	if m.MakespanS > 0 {
 		m.RequestThroughputPerS = float64(c.completed) / m.MakespanS

@@ -3,7 +3,6 @@ package simulate
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -21,6 +20,19 @@ type OpCostConfig struct {
 	Predictors PredictorSet
 	// BundleName labels the bundle in the report.
 	BundleName string
+	// HostPredictors holds HOST_WALL predictors of the host-side step parts
+	// (a CPU-overhead profile); nil means those of Predictors, if any, else
+	// spec's default host model.
+	HostPredictors PredictorSet
+	// ExecutionMode is ExecEager, ExecCUDAGraph or ExecPiecewise; empty
+	// resolves as resolveExecutionMode says.
+	ExecutionMode string
+	// MaxCaptureSize is the largest CUDA graph batch (0: 512).
+	MaxCaptureSize int
+	// MoE routes MoE layers (zero value: uniform routing, naive backend).
+	MoE MoEConfig
+	// Histogram is the expert histogram of replay routing.
+	Histogram *ExpertHistogram
 }
 
 // OpCostModel prices a step operator by operator: for each layer of a
@@ -28,23 +40,34 @@ type OpCostConfig struct {
 // when the batch has them), the embedding on the first stage, the LM head on
 // the last, the activation send between stages. Each op's time comes from
 // its predictor in the bundle or, failing that, from spec.Roofline (counted
-// per op and reported). In eager mode with KERNEL_ONLY times the step
-// launches every kernel, so launch = kernels x per-launch cost.
+// per op and reported).
 //
 // Ops priced by the step's token count alone (linear, norms, collectives,
-// and MoE ops under an even expert load) are cached per token count, so a
-// step costs two table lookups and the attention predictions.
+// MoE gating and shuffling) are cached per token count, so a step costs
+// two table lookups and the attention predictions. The grouped GEMM (and,
+// with an all-to-all backend, EP dispatch and combine) depends on where
+// the router sends the tokens: it is priced per MoE layer and step from a
+// routing draw (moe_tables.go).
+//
+// On top of the device time come the launch term of the execution mode
+// (execmode.go) and the host time (host.go).
 type OpCostModel struct {
 	model       *spec.Model
 	layout      spec.Layout
 	roof        spec.Roofline
 	measurement string
+	exec        string
+	capture     captureSizes
 	launchMs    float64
-	hostMs      float64
 	scale       [numDeviceComponents]float64
 	stages      []stageModel
 	predictors  bool
 	label       string
+	allToAll    bool
+	routing     *routingModel
+	host        *hostModel
+	gating      []GatingChoice
+	matched     map[string]string
 	x           [2]float64
 	scratch     memoEntry
 }
@@ -72,20 +95,30 @@ type memoEntry struct {
 type opGroup struct {
 	ops     []pricedOp
 	kernels int
-	extrap  []int64
+	// attnKernels are the kernels of attention-family ops, which a
+	// piecewise CUDA graph leaves to eager launches.
+	attnKernels int
+	extrap      []int64
 }
 
 type stageModel struct {
-	tokens, seqs, prefill, decode    opGroup
-	byTokens, bySeqs                 []memoEntry
+	tokens, seqs, prefill, decode opGroup
+	// routed holds the MoE ops priced from routing draws; routers is the
+	// router of each MoE layer on the stage.
+	routed                           opGroup
+	routers                          []int
+	byTokens, bySeqs, routedByTokens []memoEntry
+	// pieces is the number of piecewise CUDA graph pieces: layers + 1.
+	pieces                           int
 	steps, prefillSteps, decodeSteps int64
 }
 
 // NewOpCostModel resolves every op's predictor once, up front.
 func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
+	c.MoE.resolve()
 	cm := &OpCostModel{model: m, layout: l, roof: spec.Roofline{Device: c.Device}, measurement: spec.KernelOnly,
-		hostMs: c.Calibration.HostMsPerStep, predictors: c.Predictors != nil}
+		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{}}
 	launchUs := c.Device.LaunchUs
 	if c.Calibration.LaunchUs > 0 {
 		launchUs = c.Calibration.LaunchUs
@@ -97,8 +130,26 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	} else {
 		cm.label = fmt.Sprintf("roofline: built-in %s device model (not measured)", c.Device.Name)
 	}
+	var err error
+	if cm.exec, err = resolveExecutionMode(c.ExecutionMode, cm.measurement); err != nil {
+		return nil, err
+	}
+	cm.capture = captureSizes{max: c.MaxCaptureSize}
+	if cm.capture.max == 0 {
+		cm.capture.max = min(defaultMaxCaptureSize, c.Limits.MaxNumBatchedTokens)
+	}
+	cm.capture.max = min(cm.capture.max, c.Limits.MaxNumBatchedTokens)
 	for comp := range cm.scale {
 		cm.scale[comp] = c.Calibration.scale(componentFamily(Component(comp)))
+	}
+	if cm.host, err = newHostModel(&c, l); err != nil {
+		return nil, err
+	}
+	drawn := m.IsMoE() && c.MoE.Routing != RoutingEven
+	if drawn {
+		if cm.routing, err = newRoutingModel(m, l, &c); err != nil {
+			return nil, err
+		}
 	}
 	first, last, between := spec.ModelOps(m, l)
 	for s := 0; s < l.PP; s++ {
@@ -107,7 +158,9 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 			bySeqs:   make([]memoEntry, c.Limits.MaxNumSeqs+1),
 		}
 		lo, hi := l.StageLayers(m, s)
+		st.pieces = hi - lo + 1
 		for i := lo; i < hi; i++ {
+			moeLayer := false
 			for _, o := range spec.LayerOps(m, l, i) {
 				g := &st.tokens
 				switch o.Name {
@@ -115,8 +168,19 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 					g = &st.prefill
 				case spec.OpAttnDecode:
 					g = &st.decode
+				case spec.OpMoEGroupedGEMM:
+					if drawn {
+						g, moeLayer = &st.routed, true
+					}
+				case spec.OpEPDispatch, spec.OpEPCombine:
+					if drawn && cm.allToAll {
+						g = &st.routed
+					}
 				}
 				cm.addOp(g, o, c.Predictors)
+			}
+			if moeLayer {
+				st.routers = append(st.routers, cm.routing.routerOf(i))
 			}
 		}
 		if s == 0 {
@@ -131,14 +195,21 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 		} else if between != nil {
 			cm.addOp(&st.tokens, *between, c.Predictors)
 		}
-		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode} {
+		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode, &st.routed} {
 			if len(g.ops) > 64 {
 				return nil, fmt.Errorf("simulate: stage %d has %d distinct ops, more than the 64 the cost cache tracks", s, len(g.ops))
 			}
 			g.extrap = make([]int64, len(g.ops))
 		}
+		if len(st.routed.ops) > 0 {
+			st.routedByTokens = make([]memoEntry, c.Limits.MaxNumBatchedTokens+1)
+			if err := cm.routing.bind(cm, &st.routed); err != nil {
+				return nil, err
+			}
+		}
 		cm.stages = append(cm.stages, st)
 	}
+	cm.gating = cm.gatingChoices(c.Predictors)
 	return cm, nil
 }
 
@@ -177,6 +248,9 @@ func opComponent(o *spec.Op) Component {
 // addOp adds one run of o to group g, merging it with an identical op.
 func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 	g.kernels += o.Kernels
+	if o.Family == spec.FamilyAttention {
+		g.attnKernels += o.Kernels
+	}
 	for i := range g.ops {
 		if g.ops[i].op == o {
 			g.ops[i].count++
@@ -185,9 +259,12 @@ func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 	}
 	p := pricedOp{op: o, key: opKey(&o, cm.layout, cm.measurement), comp: opComponent(&o), count: 1}
 	if preds != nil {
-		if pr, ok := preds.Predictor(p.key); ok {
+		if pr, k, ok := resolvePredictor(preds, p.key); ok {
 			p.pred = pr
 			p.extrap, _ = pr.(extrapolationCounter)
+			if k != p.key {
+				cm.matched[p.key.String()] = k.String()
+			}
 		}
 	}
 	g.ops = append(g.ops, p)
@@ -217,10 +294,16 @@ func (cm *OpCostModel) tokenFeatures(p *pricedOp, t int) []float64 {
 	case spec.OpAllReduce, spec.OpSendRecv:
 		x[0] = actBytes
 	case spec.OpEPDispatch, spec.OpEPCombine:
-		x[0] = actBytes * float64(m.TopK)
+		// All-to-all: every routed copy, evenly spread (routing draws
+		// replace this); naive: every token all-gathered, then the outputs
+		// reduce-scattered.
+		x[0] = actBytes
+		if cm.allToAll {
+			x[0] *= float64(m.TopK)
+		}
 	case spec.OpMoEGroupedGEMM:
 		// Even expert load: routed tokens split over EP ranks, each local
-		// expert taking its share. Per-step routing draws replace this.
+		// expert taking its share. Routing draws scale it (moe_tables.go).
 		routed := tf * float64(m.TopK) / float64(cm.layout.EP)
 		x[0], x[1] = routed, math.Ceil(routed/float64(p.op.LocalExperts))
 		return x[:2]
@@ -278,19 +361,36 @@ func (cm *OpCostModel) attention(g *opGroup, a, b float64, c *StepCost) {
 
 // StageCost implements CostModel. Attention features come from spec's batch
 // reductions: prefill chunks as one equivalent (context, chunk) sequence,
-// decodes as (batch size, mean context).
+// decodes as (batch size, mean context). A batch replayed as a CUDA graph
+// runs padded to its capture size: the token-priced ops (and, for a full
+// graph, the LM head) are priced at the padded size.
 func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 	st := &cm.stages[stage]
 	*c = StepCost{}
 	st.steps++
-	e := cm.memo(&st.tokens, st.byTokens, b.Tokens)
+	tokens, seqs := b.Tokens, b.Seqs
+	mode := ExecEager
+	switch cm.exec {
+	case ExecCUDAGraph:
+		if len(b.PrefillChunks) == 0 {
+			if p := cm.capture.pad(seqs); p > 0 {
+				mode, tokens, seqs = ExecCUDAGraph, p, p
+			}
+		}
+	case ExecPiecewise:
+		if p := cm.capture.pad(tokens); p > 0 {
+			mode, tokens = ExecPiecewise, p
+		}
+	}
+	e := cm.memo(&st.tokens, st.byTokens, tokens)
 	copy(c.Ms[:numDeviceComponents], e.ms[:])
 	if e.extrap != 0 {
 		st.tokens.countExtrap(e.extrap)
 	}
 	c.Kernels = st.tokens.kernels
+	attnKernels := st.tokens.attnKernels
 	if len(st.seqs.ops) > 0 {
-		e := cm.memo(&st.seqs, st.bySeqs, b.Seqs)
+		e := cm.memo(&st.seqs, st.bySeqs, seqs)
 		for i := range e.ms {
 			c.Ms[i] += e.ms[i]
 		}
@@ -299,82 +399,41 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		}
 		c.Kernels += st.seqs.kernels
 	}
+	if len(st.routed.ops) > 0 {
+		// Padding tokens are left out of the routing: they are identical
+		// (token 0 at position 0), so all go to the same top-k experts, a
+		// small addition next to the real tokens' spread.
+		cm.routedCost(st, b.Tokens, c)
+	}
 	if len(b.PrefillChunks) > 0 {
 		st.prefillSteps++
 		kv, chunk := spec.PrefillEquivalent(b.PrefillChunks, b.PrefillContexts)
 		cm.attention(&st.prefill, kv, chunk, c)
+		attnKernels += st.prefill.attnKernels
 	}
 	if len(b.DecodeContexts) > 0 {
 		st.decodeSteps++
 		n, kv := spec.DecodeEquivalent(b.DecodeContexts)
 		cm.attention(&st.decode, n, kv, c)
+		attnKernels += st.decode.attnKernels
 	}
-	if cm.measurement == spec.KernelOnly {
+	switch {
+	case cm.measurement == spec.CUDAEvent:
+		// CUDA_EVENT op times already include eager launch gaps.
+	case mode == ExecCUDAGraph:
+		c.Ms[CompLaunch] = cm.launchMs // one graph launch
+	case mode == ExecPiecewise:
+		c.Ms[CompLaunch] = float64(attnKernels+st.pieces) * cm.launchMs
+	default:
 		c.Ms[CompLaunch] = float64(c.Kernels) * cm.launchMs
 	}
-	c.Ms[CompHostBefore] = cm.hostMs
+	c.Graph = mode != ExecEager
+	c.Ms[CompHostBefore], c.Ms[CompHostAfter] = cm.host.stage(stage, len(cm.stages), b)
 }
 
-// OpCount is a number of queries of one predictor key.
-type OpCount struct {
-	Op      string `json:"op"`
-	Queries int64  `json:"queries"`
-}
+// ExecutionMode is the run's resolved execution mode.
+func (cm *OpCostModel) ExecutionMode() string { return cm.exec }
 
-// CostModelReport describes the cost model of a run and how it answered.
-type CostModelReport struct {
-	Label string `json:"label"`
-	// Measurement is the measurement type of every op time of the run.
-	Measurement   string  `json:"measurement_type"`
-	ExecutionMode string  `json:"execution_mode"`
-	LaunchUs      float64 `json:"launch_us"`
-	HostMsPerStep float64 `json:"host_ms_per_step"`
-	// HostNote says where host time comes from.
-	HostNote string `json:"host_note"`
-	// RooflineFallbacks counts, per op the bundle lacks, the queries the
-	// roofline answered instead (one per op per step).
-	RooflineFallbacks []OpCount `json:"roofline_fallbacks,omitempty"`
-	// Extrapolated counts, per op, the queries its predictor answered
-	// outside its sampled domain.
-	Extrapolated []OpCount `json:"extrapolated,omitempty"`
-}
+// Measurement is the measurement type of every op time of the run.
+func (cm *OpCostModel) Measurement() string { return cm.measurement }
 
-// Report describes the model and the fallbacks and extrapolations so far.
-func (cm *OpCostModel) Report() CostModelReport {
-	r := CostModelReport{Label: cm.label, Measurement: cm.measurement, ExecutionMode: "eager",
-		LaunchUs: cm.launchMs * 1e3, HostMsPerStep: cm.hostMs,
-		HostNote: "host time per step from the calibration (host_ms_per_step); not modelled otherwise"}
-	fallback, extrap := map[string]int64{}, map[string]int64{}
-	for si := range cm.stages {
-		st := &cm.stages[si]
-		for _, gs := range []struct {
-			g     *opGroup
-			steps int64
-		}{{&st.tokens, st.steps}, {&st.seqs, st.steps}, {&st.prefill, st.prefillSteps}, {&st.decode, st.decodeSteps}} {
-			for i := range gs.g.ops {
-				p := &gs.g.ops[i]
-				k := p.key.String()
-				if cm.predictors && p.pred == nil && gs.steps > 0 {
-					fallback[k] += gs.steps
-				}
-				if n := gs.g.extrap[i]; n > 0 {
-					extrap[k] += n
-				}
-			}
-		}
-	}
-	r.RooflineFallbacks, r.Extrapolated = sortedCounts(fallback), sortedCounts(extrap)
-	return r
-}
-
-func sortedCounts(m map[string]int64) []OpCount {
-	out := make([]OpCount, 0, len(m))
-	for k, n := range m {
-		out = append(out, OpCount{Op: k, Queries: n})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}

@@ -183,8 +183,9 @@ func TestCUDAEventBundleHasNoLaunchTerm(t *testing.T) {
 	}
 }
 
-// Calibration scales op families, replaces the launch cost and adds host
-// time; the step is host + max(device, launch).
+// Calibration scales op families, replaces the launch cost and the host
+// time; the step is host + max(device, launch) (eager: every kernel
+// launched).
 func TestCalibration(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 2}.Normalize()
@@ -196,7 +197,7 @@ func TestCalibration(t *testing.T) {
 	if err := cal.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, Calibration: cal})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, Calibration: cal, ExecutionMode: ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package simulate
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"slices"
+
+	"github.com/ftk-dev/ftk/spec"
+)
 
 // OpPredictor predicts one operator's time in milliseconds from its
 // features, in spec.OpFeatures order. A fit bundle's predictor is one.
@@ -53,4 +57,42 @@ func bundleMeasurement(p PredictorSet) string {
 		}
 	}
 	return spec.CUDAEvent
+}
+
+// routingStandardPath is the routing runtime path of vLLM's fused top-k.
+const routingStandardPath = "standard_fused_topk"
+
+// resolvePredictor returns the predictor answering key k and the key it
+// was found under: k itself or, for MoE ops, a key that differs from k
+// only in its routing runtime path, which the simulator leaves open
+// (profiles record standard_fused_topk, vLLM's fused top-k, or
+// uniform_topk, a synthetic uniform router); standard_fused_topk is
+// preferred, then the first path in sort order. The gating context is never
+// left open.
+func resolvePredictor(set PredictorSet, k spec.OpKey) (OpPredictor, spec.OpKey, bool) {
+	if p, ok := set.Predictor(k); ok {
+		return p, k, true
+	}
+	if spec.OpFamily(k.Op) != spec.FamilyMoE || k.RoutingPath != "" {
+		return nil, k, false
+	}
+	var paths []string
+	for _, have := range set.Keys() {
+		open := have
+		open.RoutingPath = ""
+		if open == k && have.RoutingPath != "" {
+			paths = append(paths, have.RoutingPath)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, k, false
+	}
+	slices.Sort(paths)
+	if i := slices.Index(paths, routingStandardPath); i > 0 {
+		paths[0] = paths[i]
+	}
+	used := k
+	used.RoutingPath = paths[0]
+	p, ok := set.Predictor(used)
+	return p, used, ok
 }

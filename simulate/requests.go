@@ -20,7 +20,7 @@ import (
 // requestColumns are the per-request columns, in file order (CSV and
 // Arrow alike).
 var requestColumns = []string{"request_id", "arrival_s", "prompt_tokens", "output_tokens", "first_token_s",
-	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "preemptions", "status"}
+	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "kv_transfer_ms", "preemptions", "status"}
 
 // requestSchema is the Arrow schema of requests.arrow. Times and latencies
 // a request lacks are null.
@@ -36,7 +36,7 @@ var requestSchema = func() *arrow.Schema {
 		}
 		fields[i] = arrow.Field{Name: n, Type: t, Nullable: t == arrow.PrimitiveTypes.Float64}
 	}
-	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "1"})
+	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "2"})
 	return arrow.NewSchema(fields, &md)
 }()
 
@@ -68,7 +68,7 @@ func (c *csvRequestWriter) WriteRequest(m *RequestMetrics) error {
 	b = strconv.AppendInt(b, int64(m.PromptTokens), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(m.OutputTokens), 10)
-	for _, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs} {
+	for _, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs, m.KVTransferMs} {
 		b = append(b, ',')
 		b = appendCSVFloat(b, v)
 	}
@@ -117,11 +117,11 @@ func (a *arrowRequestWriter) WriteRequest(m *RequestMetrics) error {
 	appendNullable(f[1].(*array.Float64Builder), m.ArrivalS)
 	f[2].(*array.Int64Builder).Append(int64(m.PromptTokens))
 	f[3].(*array.Int64Builder).Append(int64(m.OutputTokens))
-	for i, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs} {
+	for i, v := range [...]float64{m.FirstTokenS, m.FinishS, m.TTFTMs, m.TPOTMs, m.E2EMs, m.MeanITLMs, m.KVTransferMs} {
 		appendNullable(f[4+i].(*array.Float64Builder), v)
 	}
-	f[10].(*array.Int64Builder).Append(int64(m.Preemptions))
-	f[11].(*array.StringBuilder).Append(m.Status)
+	f[11].(*array.Int64Builder).Append(int64(m.Preemptions))
+	f[12].(*array.StringBuilder).Append(m.Status)
 	a.rows++
 	if a.rows == arrowBatchRows {
 		return a.flush()
@@ -241,8 +241,8 @@ func readRequestsCSV(path string) ([]RequestMetrics, error) {
 			return nil, fmt.Errorf("requests %s line %d: %w", path, line, err)
 		}
 		var m RequestMetrics
-		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, &m.Preemptions}
-		floats := []*float64{nil, &m.ArrivalS, nil, nil, &m.FirstTokenS, &m.FinishS, &m.TTFTMs, &m.TPOTMs, &m.E2EMs, &m.MeanITLMs}
+		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, nil, &m.Preemptions}
+		floats := []*float64{nil, &m.ArrivalS, nil, nil, &m.FirstTokenS, &m.FinishS, &m.TTFTMs, &m.TPOTMs, &m.E2EMs, &m.MeanITLMs, &m.KVTransferMs}
 		for i, v := range rec[:len(requestColumns)-1] {
 			if p := ints[i]; p != nil {
 				if *p, err = strconv.Atoi(v); err != nil {
@@ -297,8 +297,8 @@ func readRequestsArrow(path string) ([]RequestMetrics, error) {
 		for row := 0; row < int(rec.NumRows()); row++ {
 			out = append(out, RequestMetrics{RequestID: in(0, row), ArrivalS: fl(1, row), PromptTokens: in(2, row),
 				OutputTokens: in(3, row), FirstTokenS: fl(4, row), FinishS: fl(5, row), TTFTMs: fl(6, row),
-				TPOTMs: fl(7, row), E2EMs: fl(8, row), MeanITLMs: fl(9, row), Preemptions: in(10, row),
-				Status: col(11).(*array.String).Value(row)})
+				TPOTMs: fl(7, row), E2EMs: fl(8, row), MeanITLMs: fl(9, row), KVTransferMs: fl(10, row),
+				Preemptions: in(11, row), Status: col(12).(*array.String).Value(row)})
 		}
 	}
 	return out, nil

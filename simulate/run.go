@@ -14,6 +14,9 @@ type Options struct {
 	// loads when this is nil); with neither, the built-in roofline prices
 	// every op.
 	Predictors PredictorSet
+	// HostPredictors replaces the host bundle of Config.HostBundle: HOST_WALL
+	// predictors of the host-side step parts.
+	HostPredictors PredictorSet
 	// Observer sees every engine step.
 	Observer StepObserver
 	// Requests receives each request's metrics as it finishes.
@@ -30,24 +33,41 @@ const progressEvery = 1 << 14
 const evArrival = 0
 
 // Simulation is one configured run: replicas of an engine behind a router,
-// fed by a Source.
+// or prefill and decode instances (disaggregated), fed by a Source.
 type Simulation struct {
-	cfg     Config
-	memory  MemoryReport
-	cost    *OpCostModel
-	opts    Options
-	loop    Loop
+	cfg    Config
+	memory MemoryReport
+	cost   *OpCostModel
+	// decodeMemory and decodeCost are the decode instances' (disaggregated
+	// runs).
+	decodeMemory *MemoryReport
+	decodeCost   *OpCostModel
+	opts         Options
+	loop         Loop
+	// engines are every engine: the replicas, or the prefill instances
+	// then the decode instances. The first entry of them receive arrivals.
 	engines []*engine
+	entry   int
 	router  Router
-	// outstanding is the requests each replica holds, for the router.
+	// outstanding is the requests each arrival engine holds, for the
+	// router.
 	outstanding []int
 	col         *collector
+	disagg      *disaggregation
 
 	src          Source
 	next         datasets.Request
 	prevArrivalS float64
 	err          error
 	ran          bool
+}
+
+// role is one kind of engine of a run: its layout, memory plan and cost
+// model.
+type role struct {
+	layout spec.Layout
+	memory MemoryReport
+	cost   *OpCostModel
 }
 
 // New checks cfg against its model and device and builds the run.
@@ -68,8 +88,8 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 	}
 	l := cfg.Layout.Normalize()
 	cfg.Layout = l
-	if m.IsMoE() && l.DP > 1 {
-		return nil, fmt.Errorf("simulate: %s is an MoE model and DP=%d: data-parallel MoE ranks step in lockstep, which the simulator does not model yet", m.Name, l.DP)
+	if cfg.Mode == "" {
+		cfg.Mode = ModeColocated
 	}
 	e := &cfg.Engine
 	modelMax := m.MaxPosition
@@ -85,34 +105,115 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)
 	}
-	mem, err := planMemory(m, l, d, e)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Predictors == nil && cfg.Bundle != "" {
 		if opts.Predictors, err = LoadBundle(cfg.Bundle, m, d); err != nil {
 			return nil, err
 		}
 	}
-	cost, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
-		Calibration: cfg.Calibration, Predictors: opts.Predictors, BundleName: cfg.Bundle})
-	if err != nil {
-		return nil, err
+	if opts.HostPredictors == nil && cfg.HostBundle != "" {
+		if opts.HostPredictors, err = LoadHostBundle(cfg.HostBundle, m, d); err != nil {
+			return nil, err
+		}
+	}
+	cfg.MoE.resolve()
+	var hist *ExpertHistogram
+	if m.IsMoE() && cfg.MoE.Routing == RoutingReplay {
+		if hist, err = ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
+			return nil, err
+		}
+	}
+	newRole := func(l spec.Layout) (*role, error) {
+		l = l.Normalize()
+		if err := l.Validate(m); err != nil {
+			return nil, err
+		}
+		if l.DP > 1 {
+			return nil, fmt.Errorf("simulate: layout %s: an instance has DP=1; give the number of instances instead (--prefill-instances, --decode-instances)", l)
+		}
+		mem, err := planMemory(m, l, d, e)
+		if err != nil {
+			return nil, err
+		}
+		cost, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
+			Calibration: cfg.Calibration, Predictors: opts.Predictors, BundleName: cfg.Bundle,
+			HostPredictors: opts.HostPredictors, ExecutionMode: e.ExecutionMode, MaxCaptureSize: maxCaptureSize(e),
+			MoE: cfg.MoE, Histogram: hist})
+		if err != nil {
+			return nil, err
+		}
+		return &role{layout: l, memory: mem, cost: cost}, nil
 	}
 	router, err := NewRouter(cfg.Router)
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulation{cfg: cfg, memory: mem, cost: cost, opts: opts, router: router,
-		outstanding: make([]int, l.DP), col: newCollector(opts.Requests)}
-	for i := 0; i < l.DP; i++ {
-		replica := i
-		sched := newScheduler(cfg.Engine, mem.Blocks, s.col.itl, func(r *reqState, nowS float64) {
-			s.col.finish(r, nowS)
-			s.outstanding[replica]--
-		})
-		s.engines = append(s.engines, newEngine(i, &s.loop, cost, sched, l.PP, opts.Observer))
+	s := &Simulation{opts: opts, router: router, col: newCollector(opts.Requests)}
+	if cfg.Mode == ModeDisaggregated {
+		if l.DP > 1 {
+			return nil, fmt.Errorf("simulate: disaggregated mode with DP=%d: give the instance counts instead (--prefill-instances, --decode-instances)", l.DP)
+		}
+		dc := &cfg.Disaggregation
+		dc.resolve(l)
+		pre, err := newRole(dc.PrefillLayout)
+		if err != nil {
+			return nil, fmt.Errorf("prefill instances: %w", err)
+		}
+		dec, err := newRole(dc.DecodeLayout)
+		if err != nil {
+			return nil, fmt.Errorf("decode instances: %w", err)
+		}
+		e.ExecutionMode = pre.cost.ExecutionMode()
+		s.cfg, s.memory, s.cost, s.decodeMemory, s.decodeCost = cfg, pre.memory, pre.cost, &dec.memory, dec.cost
+		var prefill, decode []*engine
+		for i := 0; i < dc.PrefillInstances; i++ {
+			sched := newScheduler(cfg.Engine, pre.memory.Blocks, s.col.itl, nil)
+			prefill = append(prefill, newEngine(i, RolePrefill, &s.loop, pre.cost, sched, pre.layout.PP, e.AsyncScheduling, opts.Observer))
+		}
+		decodeRouter, _ := NewRouter(cfg.Router)
+		for j := 0; j < dc.DecodeInstances; j++ {
+			sched := newScheduler(cfg.Engine, dec.memory.Blocks, s.col.itl, nil)
+			decode = append(decode, newEngine(dc.PrefillInstances+j, RoleDecode, &s.loop, dec.cost, sched, dec.layout.PP, e.AsyncScheduling, opts.Observer))
+		}
+		s.disagg = newDisaggregation(m, dc, s.col, decodeRouter, &s.loop, prefill, decode)
+		for j, en := range decode {
+			dst := j
+			en.sched.done = func(r *reqState, nowS float64) { s.disagg.finished(dst, r, nowS) }
+		}
+		for i, en := range prefill {
+			src, inner := i, en.sched.done
+			en.sched.done = func(r *reqState, nowS float64) {
+				s.outstanding[src]--
+				inner(r, nowS)
+			}
+		}
+		s.engines = append(prefill, decode...)
+		s.entry = len(prefill)
+	} else {
+		if cfg.Disaggregation != (DisaggregationConfig{}) {
+			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", ModeDisaggregated)
+		}
+		if m.IsMoE() && l.DP > 1 {
+			return nil, fmt.Errorf("simulate: %s is an MoE model and DP=%d: data-parallel MoE ranks step in lockstep (every rank runs every step, idle ranks on dummy batches, with the EP group spanning them), which the simulator does not model yet: run TP x EP within one replica (DP=1)", m.Name, l.DP)
+		}
+		one := l
+		one.DP = 1
+		r, err := newRole(one)
+		if err != nil {
+			return nil, err
+		}
+		e.ExecutionMode = r.cost.ExecutionMode()
+		s.cfg, s.memory, s.cost = cfg, r.memory, r.cost
+		for i := 0; i < l.DP; i++ {
+			replica := i
+			sched := newScheduler(cfg.Engine, r.memory.Blocks, s.col.itl, func(r *reqState, nowS float64) {
+				s.col.finish(r, nowS)
+				s.outstanding[replica]--
+			})
+			s.engines = append(s.engines, newEngine(i, RoleReplica, &s.loop, r.cost, sched, l.PP, e.AsyncScheduling, opts.Observer))
+		}
+		s.entry = l.DP
 	}
+	s.outstanding = make([]int, s.entry)
 	return s, nil
 }
 
@@ -125,7 +226,11 @@ func (s *Simulation) Handle(nowS float64, _, _ int) {
 	if s.col.arrive(q, s.cfg.Engine.MaxModelLen) {
 		i := s.router.Pick(s.outstanding)
 		s.outstanding[i]++
-		s.engines[i].Admit(nowS, q)
+		if s.disagg != nil {
+			s.disagg.arrive(i, nowS, q)
+		} else {
+			s.engines[i].Admit(nowS, q)
+		}
 	}
 	s.scheduleNext()
 }
@@ -179,7 +284,12 @@ func (s *Simulation) Run(src Source) (*Summary, error) {
 	}
 	for _, e := range s.engines {
 		if n := e.sched.outstanding(); n > 0 {
-			return nil, fmt.Errorf("simulate: internal error: replica %d ended with %d unfinished requests", e.id, n)
+			return nil, fmt.Errorf("simulate: internal error: %s %d ended with %d unfinished requests", e.role, e.id, n)
+		}
+	}
+	if s.disagg != nil {
+		if n := s.disagg.inFlight(); n > 0 {
+			return nil, fmt.Errorf("simulate: internal error: %d requests ended between prefill and decode", n)
 		}
 	}
 	return s.summary(), nil
@@ -189,12 +299,26 @@ func (s *Simulation) Run(src Source) (*Summary, error) {
 func (s *Simulation) summary() *Summary {
 	sum := &Summary{SchemaVersion: SummarySchemaVersion, Config: s.cfg, CostModel: s.cost.Report(),
 		Memory: s.memory, Metrics: s.col.metrics()}
+	if s.decodeCost != nil {
+		r := s.decodeCost.Report()
+		sum.DecodeCostModel, sum.DecodeMemory = &r, s.decodeMemory
+	}
+	acc := map[string]*breakdownAcc{}
+	var roles []string
 	for _, e := range s.engines {
 		r := e.report()
 		sum.Replicas = append(sum.Replicas, r)
 		sum.Metrics.Steps += r.Steps
 		sum.Metrics.Preemptions += r.Preemptions
 		sum.Metrics.PeakKVUsage = max(sum.Metrics.PeakKVUsage, r.PeakKVUsage)
+		if acc[e.role] == nil {
+			acc[e.role] = &breakdownAcc{}
+			roles = append(roles, e.role)
+		}
+		acc[e.role].merge(&e.breakdown)
+	}
+	for _, r := range roles {
+		sum.Breakdown = append(sum.Breakdown, acc[r].report(r))
 	}
 	return sum
 }

@@ -1,6 +1,10 @@
 package simulate
 
-import "github.com/ftk-dev/ftk/datasets"
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/datasets"
+)
 
 // reqState is the engine's view of one admitted request. It lives in a
 // slab slot from admission to completion and is then released.
@@ -15,6 +19,9 @@ type reqState struct {
 	computed    int32 // num_computed_tokens: tokens whose KV is (being) computed
 	blocks      int32 // KV blocks held
 	preemptions int32
+	// kvTransferMs is the KV transfer that brought the request from a
+	// prefill instance (disaggregated runs; NaN otherwise).
+	kvTransferMs float64
 	// epoch changes whenever the request is (re)admitted to the running
 	// set, so a batch entry scheduled before a preemption is recognised.
 	epoch    uint32
@@ -63,6 +70,10 @@ type scheduler struct {
 	// done is called when a request has produced all its output tokens,
 	// before its slot is released.
 	done func(r *reqState, nowS float64)
+	// holdKV keeps a finished request's KV blocks: done takes them over
+	// (r.blocks) and gives them back with releaseBlocks (a prefill
+	// instance holds a request's KV cache until it is transferred).
+	holdKV bool
 }
 
 func newScheduler(cfg EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
@@ -70,8 +81,9 @@ func newScheduler(cfg EngineConfig, blocks int, itl *Histogram, done func(*reqSt
 		running: make([]int32, 0, cfg.MaxNumSeqs)}
 }
 
-// admit queues a new request at the back of the waiting queue.
-func (s *scheduler) admit(q *datasets.Request) {
+// admit queues a new request at the back of the waiting queue and returns
+// its slot.
+func (s *scheduler) admit(q *datasets.Request) int32 {
 	var slot int32
 	if n := len(s.freeSlots); n > 0 {
 		slot = s.freeSlots[n-1]
@@ -80,9 +92,43 @@ func (s *scheduler) admit(q *datasets.Request) {
 		slot = int32(len(s.reqs))
 		s.reqs = append(s.reqs, reqState{})
 	}
-	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens)}
+	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens), kvTransferMs: math.NaN()}
 	s.waiting.pushBack(slot)
+	return slot
 }
+
+// admitTransferred queues a request whose prompt KV cache arrived from a
+// prefill instance into blocks reserved for it. Like vLLM with a full
+// prefix hit, it recomputes its last prompt token to get logits, so its
+// first step schedules one token on top of the cached prompt.
+func (s *scheduler) admitTransferred(q *datasets.Request, blocks int, preemptions int32, transferMs float64) {
+	r := &s.reqs[s.admit(q)]
+	r.computed = r.prompt - 1
+	r.blocks = int32(blocks)
+	r.preemptions = preemptions
+	r.kvTransferMs = transferMs
+}
+
+// blocksFor is the KV blocks tokens tokens take.
+func (s *scheduler) blocksFor(tokens int) int {
+	return (tokens + s.cfg.BlockSize - 1) / s.cfg.BlockSize
+}
+
+// reserve takes n free blocks, reporting false (taking nothing) when fewer
+// are free.
+func (s *scheduler) reserve(n int) bool {
+	if n > s.freeBlocks {
+		return false
+	}
+	s.freeBlocks -= n
+	if u := s.usedBlocks(); u > s.peakUsedBlocks {
+		s.peakUsedBlocks = u
+	}
+	return true
+}
+
+// releaseBlocks returns n blocks taken over by done or reserve.
+func (s *scheduler) releaseBlocks(n int) { s.freeBlocks += n }
 
 // outstanding is the number of requests admitted and not finished.
 func (s *scheduler) outstanding() int { return len(s.reqs) - len(s.freeSlots) }
@@ -256,7 +302,9 @@ func (s *scheduler) complete(b *batch, nowS float64) {
 		r.lastTokenS = nowS
 		if r.generated == r.output {
 			r.finished = true
-			s.free(r)
+			if !s.holdKV {
+				s.free(r)
+			}
 			finished++
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // SummarySchemaVersion is the version of summary.json's layout.
-const SummarySchemaVersion = 1
+const SummarySchemaVersion = 2
 
 // Summary is the result of a run: summary.json.
 type Summary struct {
@@ -20,6 +20,13 @@ type Summary struct {
 	Memory        MemoryReport    `json:"memory"`
 	Metrics       Metrics         `json:"metrics"`
 	Replicas      []ReplicaReport `json:"replicas"`
+	// DecodeCostModel and DecodeMemory are the decode instances' in a
+	// disaggregated run (CostModel and Memory are then the prefill
+	// instances').
+	DecodeCostModel *CostModelReport `json:"decode_cost_model,omitempty"`
+	DecodeMemory    *MemoryReport    `json:"decode_memory,omitempty"`
+	// Breakdown is where step time goes, per engine role.
+	Breakdown []Breakdown `json:"breakdown"`
 }
 
 // WriteSummary writes s as indented JSON to path, atomically.
@@ -56,32 +63,45 @@ func ReadSummary(path string) (*Summary, error) {
 func (s *Summary) WriteText(w io.Writer) error {
 	c, m := &s.Config, &s.Metrics
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "model\t%s on %s, %s, %d replica(s), router %s\n", c.Model, c.Device, c.Layout, c.Layout.DP, c.Router)
-	fmt.Fprintf(tw, "cost model\t%s\n", s.CostModel.Label)
-	if n := len(s.CostModel.RooflineFallbacks); n > 0 {
-		fmt.Fprintf(tw, "roofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", n)
+	if c.Mode == ModeDisaggregated {
+		d := &c.Disaggregation
+		fmt.Fprintf(tw, "model\t%s on %s, disaggregated: %d prefill instance(s) %s, %d decode instance(s) %s, router %s\n",
+			c.Model, c.Device, d.PrefillInstances, d.PrefillLayout, d.DecodeInstances, d.DecodeLayout, c.Router)
+		fmt.Fprintf(tw, "KV link\t%g GB/s per prefill instance, %g us per transfer, shared fairly by concurrent transfers\n", d.KVLinkGBps, d.KVLinkLatencyUs)
+	} else {
+		fmt.Fprintf(tw, "model\t%s on %s, %s, %d replica(s), router %s\n", c.Model, c.Device, c.Layout, c.Layout.DP, c.Router)
 	}
-	if n := len(s.CostModel.Extrapolated); n > 0 {
-		fmt.Fprintf(tw, "extrapolated\t%d ops queried outside their sampled domain (listed in summary.json)\n", n)
+	writeCostModel(tw, "", &s.CostModel)
+	if s.DecodeCostModel != nil {
+		writeCostModel(tw, "decode ", s.DecodeCostModel)
 	}
-	cm := &s.CostModel
-	fmt.Fprintf(tw, "step model\t%s execution, %s op times, launch %g us/kernel, host %g ms/step\n",
-		cm.ExecutionMode, cm.Measurement, cm.LaunchUs, cm.HostMsPerStep)
 	e := &c.Engine
-	fmt.Fprintf(tw, "engine\tmax_num_batched_tokens %d, max_num_seqs %d, max_model_len %d, block_size %d, chunked prefill %v\n",
-		e.MaxNumBatchedTokens, e.MaxNumSeqs, e.MaxModelLen, e.BlockSize, e.EnableChunkedPrefill)
-	fmt.Fprintf(tw, "KV cache\t%d blocks (%d tokens) per replica, peak usage %.1f%%\n",
-		s.Memory.Blocks, s.Memory.Blocks*s.Memory.BlockSize, 100*m.PeakKVUsage)
+	fmt.Fprintf(tw, "engine\tmax_num_batched_tokens %d, max_num_seqs %d, max_model_len %d, block_size %d, chunked prefill %v, async scheduling %v\n",
+		e.MaxNumBatchedTokens, e.MaxNumSeqs, e.MaxModelLen, e.BlockSize, e.EnableChunkedPrefill, e.AsyncScheduling)
+	if s.DecodeMemory != nil {
+		fmt.Fprintf(tw, "KV cache\t%d blocks per prefill instance, %d per decode instance, peak usage %.1f%%\n",
+			s.Memory.Blocks, s.DecodeMemory.Blocks, 100*m.PeakKVUsage)
+	} else {
+		fmt.Fprintf(tw, "KV cache\t%d blocks (%d tokens) per replica, peak usage %.1f%%\n",
+			s.Memory.Blocks, s.Memory.Blocks*s.Memory.BlockSize, 100*m.PeakKVUsage)
+	}
 	fmt.Fprintf(tw, "requests\t%d arrived, %d completed, %d rejected (longer than max_model_len)\n", m.Arrived, m.Completed, m.Rejected)
 	fmt.Fprintf(tw, "makespan\t%.3f s, %d engine steps, %d preemptions\n", m.MakespanS, m.Steps, m.Preemptions)
 	fmt.Fprintf(tw, "throughput\t%.3f req/s, %.1f output tok/s, %.1f total tok/s\n", m.RequestThroughputPerS, m.OutputTokenThroughputPerS, m.TotalTokenThroughputPerS)
 	fmt.Fprintf(tw, "concurrency\tmean %.2f, peak %d requests\n", m.MeanConcurrency, m.PeakConcurrency)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "latency (ms)\tmean\tP50\tP90\tP95\tP99")
-	for _, r := range []struct {
+	rows := []struct {
 		name string
 		st   Stats
-	}{{"TTFT", m.TTFTMs}, {"TPOT", m.TPOTMs}, {"ITL", m.ITLMs}, {"E2E", m.E2EMs}} {
+	}{{"TTFT", m.TTFTMs}, {"TPOT", m.TPOTMs}, {"ITL", m.ITLMs}, {"E2E", m.E2EMs}}
+	if m.KVTransfer != nil {
+		rows = append(rows, struct {
+			name string
+			st   Stats
+		}{"KV transfer", m.KVTransfer.TransferMs})
+	}
+	for _, r := range rows {
 		if r.st.Count == 0 {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\n", r.name)
 			continue
@@ -89,4 +109,35 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", r.name, r.st.Mean, r.st.P50, r.st.P90, r.st.P95, r.st.P99)
 	}
 	return tw.Flush()
+}
+
+// writeCostModel prints how steps are priced.
+func writeCostModel(tw io.Writer, prefix string, cm *CostModelReport) {
+	fmt.Fprintf(tw, "%scost model\t%s\n", prefix, cm.Label)
+	if n := len(cm.RooflineFallbacks); n > 0 {
+		fmt.Fprintf(tw, "%sroofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", prefix, n)
+	}
+	if n := len(cm.Extrapolated); n > 0 {
+		fmt.Fprintf(tw, "%sextrapolated\t%d ops queried outside their sampled domain (listed in summary.json)\n", prefix, n)
+	}
+	fmt.Fprintf(tw, "%sexecution\t%s, %s op times; %s\n", prefix, cm.ExecutionMode, cm.Measurement, cm.LaunchNote)
+	fmt.Fprintf(tw, "%shost\t%s\n", prefix, cm.HostNote)
+	if mo := cm.MoE; mo != nil {
+		r := mo.Routing
+		switch {
+		case mo.Skew != 0:
+			r = fmt.Sprintf("%s (Zipf exponent %g)", r, mo.Skew)
+		case mo.Histogram != "":
+			r = fmt.Sprintf("%s of %s", r, mo.Histogram)
+		}
+		fmt.Fprintf(tw, "%sMoE\trouting %s, EP communication %s; gating context", prefix, r, mo.All2AllBackend)
+		for i, g := range cm.GatingContexts {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(tw, "%s %s %s (%s)", sep, g.Op, g.Context, g.Source)
+		}
+		fmt.Fprintln(tw)
+	}
 }

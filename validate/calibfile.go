@@ -104,7 +104,7 @@ func pctOrDash(v float64) string {
 func (rep *CalibrationReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	f := &rep.Final
-	fmt.Fprintf(&b, "Calibration fitted on %s (%d simulations)\n", strings.Join(f.FitWorkloads, ", "), f.Simulations)
+	fmt.Fprintf(&b, "Calibration fitted on %s (%d evaluations, %d simulations)\n", strings.Join(f.FitWorkloads, ", "), f.Evaluations, f.Simulations)
 	t := newTable("correction", "start", "fitted")
 	for _, p := range f.Params {
 		v := num4(p.Value)

@@ -23,9 +23,9 @@ type CalibrateOptions struct {
 	// of them). A correction that does not move the metrics of the fitted
 	// runs is left out of the fit and reported as such.
 	Params []string
-	// MaxSimulations bounds the simulations of one fit (0: 2000). One
-	// evaluation of the objective simulates every run of the fit set once.
-	MaxSimulations int
+	// MaxEvaluations bounds the evaluations of the objective in one fit
+	// (0: 1000); each simulates every run of the fit set once.
+	MaxEvaluations int
 	// LoadPredictors loads the operator predictors of a fit bundle, for
 	// simulations that used one (nil: such simulations are refused).
 	LoadPredictors func(bundle string) (simulate.PredictorSet, error)
@@ -51,7 +51,9 @@ type Fold struct {
 	// metrics) at the start values and after fitting.
 	StartMAPEPct float64
 	FitMAPEPct   float64
-	Simulations  int
+	// Evaluations of the objective and the simulations they ran.
+	Evaluations int
+	Simulations int
 }
 
 // CalibRow is one configuration, workload and metric of a calibration
@@ -115,8 +117,8 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 			return nil, err
 		}
 	}
-	if opts.MaxSimulations == 0 {
-		opts.MaxSimulations = 2000
+	if opts.MaxEvaluations == 0 {
+		opts.MaxEvaluations = 1000
 	}
 	for _, r := range runs {
 		if err := r.Check(); err != nil {
@@ -245,14 +247,6 @@ func (rep *CalibrationReport) tabulate(pairs []Pair, heldOutCal map[string]simul
 		rep.Overall = append(rep.Overall, o)
 	}
 	return nil
-}
-
-func distinctSims(pairs []Pair) map[*Run]bool {
-	m := map[*Run]bool{}
-	for _, p := range pairs {
-		m[p.Simulated] = true
-	}
-	return m
 }
 
 func filterPairs(pairs []Pair, workloads []string) []Pair {

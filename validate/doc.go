@@ -43,4 +43,16 @@
 // |sim-meas|/|meas| and the signed error (sim-meas)/|meas|; then, per metric
 // over all rows, MAPE, median APE, max APE and mean signed error. Runs without
 // a partner are listed in the report, never dropped silently.
+//
+// # Calibration
+//
+// Calibrate fits a small, named set of global corrections, the fields of
+// simulate.Calibration (host time per engine step, per-kernel launch cost, a
+// device-time scale per operator family), by running the simulations again
+// (Resimulate) with candidate corrections and minimising the MAPE of the
+// chosen metrics against the measured runs, with a weak prior keeping
+// scales near 1. Corrections that do not move any metric of the fitted runs
+// are reported as not fitted and left out of the calibration file. By
+// default one workload at a time is held out; the report keeps the error on
+// fitted runs and on held-out runs in separate columns.
 package validate

@@ -33,7 +33,7 @@ func CalibrationParams() []string {
 }
 
 // param is one fitted correction and how the optimiser sees it: host time
-// in milliseconds directly (its absolute value, so it stays non-negative),
+// in units of hostUnitMs (its absolute value, so it stays non-negative),
 // the launch cost and the scales by their logarithm (so they stay positive
 // and move by ratios).
 type param struct {
@@ -44,14 +44,14 @@ type param struct {
 
 func (p param) toX(v float64) float64 {
 	if p.name == ParamHostMsPerStep {
-		return v
+		return v / hostUnitMs
 	}
 	return math.Log(v)
 }
 
 func (p param) fromX(x float64) float64 {
 	if p.name == ParamHostMsPerStep {
-		return math.Abs(x)
+		return math.Abs(x) * hostUnitMs
 	}
 	return math.Exp(x)
 }
@@ -122,3 +122,7 @@ func parseParams(names []string, launchUs float64) ([]param, error) {
 	}
 	return out, nil
 }
+
+// hostUnitMs is the host time that the optimiser moves as far as a factor
+// e of a scale.
+const hostUnitMs = 2

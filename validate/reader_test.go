@@ -170,3 +170,36 @@ func TestCheckRejectsEmptyAndUndefined(t *testing.T) {
 		t.Errorf("one-token output: %v", err)
 	}
 }
+
+func TestJSONNonFiniteToNull(t *testing.T) {
+	in := `{"a": NaN, "b": [Infinity, -Infinity, 1.5], "text": "NaN and Infinity \" NaN", "c": -1}`
+	want := `{"a": null, "b": [null, null, 1.5], "text": "NaN and Infinity \" NaN", "c": -1}`
+	if got := string(jsonNonFiniteToNull([]byte(in))); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReadVLLMStartTimes(t *testing.T) {
+	data, err := os.ReadFile("testdata/h100-tp1__conv__r1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// vllm bench serve --save-detailed also saves each request's start
+	// (perf_counter seconds): arrivals are relative to the first.
+	text := strings.Replace(string(data), `"ttfts": [`, `"start_times": [1000.5, 1000.75, 1001.0, 1001.25, 1001.5],
+    "ttfts": [`, 1)
+	p := filepath.Join(t.TempDir(), "c__w.json")
+	os.WriteFile(p, []byte(text), 0o644)
+	r, err := ReadRun(p, Measured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		if got := r.Requests[i].ArrivalS; !near(got, want) {
+			t.Errorf("request %d arrives at %v s, want %v", i, got, want)
+		}
+	}
+	if r.MakespanS != 1.5 {
+		t.Errorf("makespan %v, want the benchmark's duration 1.5", r.MakespanS)
+	}
+}

@@ -67,7 +67,7 @@ func evalRows(pairs []Pair, cal simulate.Calibration, metrics []Metric, pc *pred
 // each correction (does moving it change any simulated metric?) and fits
 // only those that do, then minimises the MAPE of the fit rows (plus the weak
 // prior) by a seeded CMA-ES search followed by a Nelder-Mead polish, within
-// opts.MaxSimulations simulations.
+// opts.MaxEvaluations evaluations.
 func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache) (Fold, error) {
 	f := Fold{FitWorkloads: fit, HeldOutWorkloads: without(pairWorkloads(pairs), fit...)}
 	fitPairs := filterPairs(pairs, fit)
@@ -79,6 +79,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 	}
 	startRows, n, err := evalRows(fitPairs, start, opts.Metrics, pc)
 	f.Simulations += n
+	f.Evaluations++
 	if err != nil {
 		return f, err
 	}
@@ -91,6 +92,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		p.set(&c, p.perturbed(p.start))
 		rows, n, err := evalRows(fitPairs, c, opts.Metrics, pc)
 		f.Simulations += n
+		f.Evaluations++
 		if err != nil {
 			return f, err
 		}
@@ -121,6 +123,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		}
 		rows, n, err := evalRows(fitPairs, calOf(x), opts.Metrics, pc)
 		f.Simulations += n
+		f.Evaluations++
 		if err != nil {
 			fitErr = err
 			return math.Inf(1)
@@ -137,14 +140,13 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 	// seeded CMA-ES search, each restarted from the best point so far and
 	// followed by a Nelder-Mead polish, until a round stops improving or
 	// the simulation budget is spent.
-	perEval := max(1, len(distinctSims(fitPairs)))
 	for round := uint64(1); ; round++ {
 		improved := false
 		for _, method := range []optimize.Method{
 			&optimize.CmaEsChol{InitStepSize: 0.5, Src: rand.NewPCG(1, round)},
 			&optimize.NelderMead{SimplexSize: 0.05},
 		} {
-			evals := (opts.MaxSimulations - f.Simulations) / perEval
+			evals := opts.MaxEvaluations - f.Evaluations
 			if evals <= 2*(len(free)+1) {
 				break
 			}

@@ -42,7 +42,7 @@ Examples:
   ftk collect moe --model qwen3-30b-a3b --device h100 --ep 8 --plan-only
   ftk collect linear attention --model llama-3.1-8b --tp 1,2 --shard 0/4
   ftk collect all --model llama-3.1-8b --device h100 --emit slurm --shards 8 > collect.sbatch
-  ftk collect linear --backend torch --device-kind cpu --model ../shared/models/llama2_7b_dense_example.json`,
+  ftk collect linear --backend torch --device-kind cpu --model llama-2-7b --max-num-batched-tokens 16 --repeats 3`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "model: a catalog name or a config.json path (required)"},
 			&cli.StringFlag{Name: "device", Usage: "device the sweep is labelled with and the synthetic backend models (default: the GPU found)"},
@@ -145,7 +145,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	}
 	o.Plan = collect.PlanConfig{
 		Model: m, Layouts: layouts, Families: fams, Seed: cmd.Uint64("seed"),
-		Limits: spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: cmd.Int("max-model-len")},
+		Limits:        spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: cmd.Int("max-model-len")},
 		Distributions: cmd.StringSlice("load-distributions"),
 	}
 	switch g := cmd.String("gating-context"); g {

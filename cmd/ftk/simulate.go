@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -43,7 +44,28 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "long-prefill-token-threshold", Usage: "most prompt tokens one request schedules per step (0: no limit)"},
 		&cli.BoolFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps (--enable-chunked-prefill=false to turn off)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
-		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas: round-robin or least-loaded"},
+		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
+		&cli.StringFlag{Name: "execution-mode", Usage: "how kernels are issued: eager (every kernel launched), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
+		&cli.IntFlag{Name: "max-cudagraph-capture-size", Aliases: []string{"cuda-graph-max-batch"}, Usage: "largest batch replayed as a CUDA graph (0: min(2 x max-num-seqs, 512), as vLLM)"},
+		&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling)"},
+		&cli.StringFlag{Name: "host-bundle", Usage: "fit bundle of HOST_WALL predictors (a CPU-overhead profile) for the host time of a step (default: the documented default host model of the device class)"},
+		&cli.StringFlag{Name: "moe-routing", Usage: "MoE routing: uniform (default), skewed (Zipf, see --moe-skew), replay (--moe-histogram) or even (no imbalance)"},
+		&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed routing (default 1)"},
+		&cli.StringFlag{Name: "moe-histogram", Usage: "per-layer expert histogram CSV (layer,expert,tokens) that replay routing follows"},
+		&cli.Uint64Flag{Name: "moe-seed", Usage: "seed of the MoE routing draws"},
+		&cli.StringFlag{Name: "all2all-backend", Usage: "EP communication, vLLM's names: naive or allgather_reducescatter (all-gather + reduce-scatter, default), pplx, deepep_high_throughput or deepep_low_latency (all-to-all)"},
+		&cli.BoolFlag{Name: "breakdown", Usage: "print the share of step time per component (device ops, launch, host) after the summary"},
+		&cli.StringFlag{Name: "mode", Usage: "colocated (default) or disaggregated (prefill and decode instances)"},
+		&cli.IntFlag{Name: "prefill-instances", Usage: "disaggregated: prefill instances (default 1)"},
+		&cli.IntFlag{Name: "decode-instances", Usage: "disaggregated: decode instances (default 1)"},
+		&cli.IntFlag{Name: "prefill-tp", Usage: "disaggregated: TP of a prefill instance (default --tp)"},
+		&cli.IntFlag{Name: "prefill-pp", Usage: "disaggregated: PP of a prefill instance (default --pp)"},
+		&cli.IntFlag{Name: "prefill-ep", Usage: "disaggregated: EP of a prefill instance (default --ep)"},
+		&cli.IntFlag{Name: "decode-tp", Usage: "disaggregated: TP of a decode instance (default --tp)"},
+		&cli.IntFlag{Name: "decode-pp", Usage: "disaggregated: PP of a decode instance (default --pp)"},
+		&cli.IntFlag{Name: "decode-ep", Usage: "disaggregated: EP of a decode instance (default --ep)"},
+		&cli.FloatFlag{Name: "kv-link-gbps", Usage: "disaggregated: KV link bandwidth of each prefill instance, GB/s (default 50 GB/s per GPU of the instance)"},
+		&cli.FloatFlag{Name: "kv-link-latency-us", Usage: "disaggregated: fixed cost of one KV transfer, microseconds (default 50)"},
 	}, layout...)
 	return &cli.Command{
 		Name:      "simulate",
@@ -51,8 +73,13 @@ func simulateCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: `Replays requests against engine replicas with vLLM V1 scheduling (token budget,
 max sequences, chunked prefill, paged KV cache, preemption by recompute) and
-tensor / pipeline / data parallelism. Step times come from a fit bundle or,
-without one, from the built-in roofline device model (labelled as such).
+tensor / pipeline / data / expert parallelism, or against prefill and decode
+instances with KV-cache transfers between them (--mode disaggregated). Step
+times come from a fit bundle or, without one, from the built-in roofline
+device model (labelled as such), plus the launch cost of the execution mode
+and the host time of a step (a CPU-overhead profile, a calibration, or the
+default host model of the device class; the summary says which). MoE layers
+draw per-expert token counts every step and wait for the slowest EP rank.
 
 Outputs in -o DIR: requests.csv and requests.arrow (one row per request, in
 completion order), summary.json (metrics and the full config) and config.yaml
@@ -61,7 +88,9 @@ completion order), summary.json (metrics and the full config) and config.yaml
 Examples:
   ftk simulate --model llama-3.1-8b --device h100 --trace ../shared/traces/splitwise_conv.csv -o out
   ftk simulate --model llama-3.3-70b --tp 4 --workload fixed:1024x256 --rate 4 --num-requests 500 --seed 1
-  ftk simulate --config out/config.yaml -o out2 --chrome-trace out2/trace.json`,
+  ftk simulate --config out/config.yaml -o out2 --chrome-trace out2/trace.json
+  ftk simulate --model qwen3-30b-a3b --tp 8 --ep 8 --execution-mode eager --breakdown --workload fixed:1024x256 --rate 4 --num-requests 300
+  ftk simulate --model llama-3.1-8b --mode disaggregated --prefill-instances 1 --decode-instances 2 --kv-link-gbps 25 --workload splitwise-conv --rate 5 --num-requests 1000`,
 		Flags: flags,
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return usageError("simulate: %v (see 'ftk simulate --help')", err)
@@ -106,6 +135,37 @@ func simConfig(cmd *cli.Command) (simulate.Config, error) {
 	set("long-prefill-token-threshold", func() { e.LongPrefillTokenThreshold = cmd.Int("long-prefill-token-threshold") })
 	set("enable-chunked-prefill", func() { e.EnableChunkedPrefill = cmd.Bool("enable-chunked-prefill") })
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
+	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
+	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
+	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
+	set("host-bundle", func() { cfg.HostBundle = cmd.String("host-bundle") })
+	mo := &cfg.MoE
+	set("moe-routing", func() { mo.Routing = cmd.String("moe-routing") })
+	set("moe-skew", func() { mo.Skew = cmd.Float("moe-skew") })
+	set("moe-histogram", func() { mo.Histogram = cmd.String("moe-histogram") })
+	set("moe-seed", func() { mo.Seed = cmd.Uint64("moe-seed") })
+	set("all2all-backend", func() { mo.All2AllBackend = cmd.String("all2all-backend") })
+	set("mode", func() { cfg.Mode = cmd.String("mode") })
+	dc := &cfg.Disaggregation
+	set("prefill-instances", func() { dc.PrefillInstances = cmd.Int("prefill-instances") })
+	set("decode-instances", func() { dc.DecodeInstances = cmd.Int("decode-instances") })
+	set("kv-link-gbps", func() { dc.KVLinkGBps = cmd.Float("kv-link-gbps") })
+	set("kv-link-latency-us", func() { dc.KVLinkLatencyUs = cmd.Float("kv-link-latency-us") })
+	for _, r := range []struct {
+		prefix string
+		l      *spec.Layout
+	}{{"prefill", &dc.PrefillLayout}, {"decode", &dc.DecodeLayout}} {
+		if !cmd.IsSet(r.prefix+"-tp") && !cmd.IsSet(r.prefix+"-pp") && !cmd.IsSet(r.prefix+"-ep") {
+			continue
+		}
+		if *r.l == (spec.Layout{}) {
+			*r.l = cfg.Layout
+			r.l.DP = 1
+		}
+		set(r.prefix+"-tp", func() { r.l.TP = cmd.Int(r.prefix + "-tp") })
+		set(r.prefix+"-pp", func() { r.l.PP = cmd.Int(r.prefix + "-pp") })
+		set(r.prefix+"-ep", func() { r.l.EP = cmd.Int(r.prefix + "-ep") })
+	}
 	if cmd.IsSet("trace") && cmd.IsSet("workload") {
 		return cfg, usageError("simulate: give --trace or --workload, not both")
 	}
@@ -157,6 +217,12 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	w := cmd.Root().Writer
 	if err := sum.WriteText(w); err != nil {
 		return err
+	}
+	if cmd.Bool("breakdown") {
+		fmt.Fprintln(w)
+		if err := sum.WriteBreakdown(w); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "\noutputs in %s: %s, %s, %s, %s", out.Dir, simulate.RequestsCSVFile, simulate.RequestsArrowFile, simulate.SummaryFile, simulate.ConfigFile)
 	if out.ChromeTrace != "" {

@@ -227,9 +227,20 @@ func TestValidateBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d (want %d), stdout %q, stderr %q; want one line containing %q", c.name, code, c.code, out, errOut, c.want)
 		}
 	}
-	out, errOut, code := ftk(t, "validate", "calibrate", "-m", dir, "-s", sim)
-	if code != 2 || !strings.Contains(errOut, "needs --out FILE") || out != "" {
-		t.Errorf("calibrate without --out: exit %d, %q", code, errOut)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"calibrate", "-m", dir, "-s", sim}, 2, "needs --out FILE"},
+		{[]string{"calibrate", "-m", dir, "-s", sim, "--out", filepath.Join(dir, "c.yaml"), "--max-evaluations", "3"}, 2, "--max-evaluations 3: want at least 10"},
+		{[]string{"ops", filepath.Join(dir, "bundle.arrow")}, 2, "validate ops needs two arguments, BUNDLE and DATASET, got 1"},
+		{[]string{"ops", filepath.Join(dir, "nope.arrow"), dir}, 1, "nope.arrow"},
+	} {
+		out, errOut, code := ftk(t, append([]string{"validate"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q; want one line containing %q", c.args, code, c.code, out, errOut, c.want)
+		}
 	}
 }
 
@@ -251,7 +262,7 @@ func TestValidateCalibrate(t *testing.T) {
 	}
 	cal := filepath.Join(dir, "cal.yaml")
 	out, errOut, code := ftk(t, "validate", "calibrate", "-m", bench, "-s", filepath.Join(dir, "sim"),
-		"--params", "host_ms_per_step", "--max-simulations", "120", "--out", cal)
+		"--params", "host_ms_per_step", "--max-evaluations", "60", "--out", cal)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -6,6 +6,7 @@ hello). ftk starts one worker per GPU (or one on the CPU) and restarts it if
 it dies or hangs."""
 
 import argparse
+import collections
 import json
 import math
 import os
@@ -66,6 +67,10 @@ class Worker:
         self.dtype = torch.bfloat16 if self.cuda else torch.float32
         self.group = None  # collectives: (world size, child processes)
         self.warned = set()
+        # Weights are reused across requests (the plan walks token counts
+        # of the same operators); least recently used ones go past a budget.
+        self.weights = collections.OrderedDict()
+        self.weight_budget = (8 if self.cuda else 2) << 30
 
     def hello(self):
         t = self.torch
@@ -80,6 +85,19 @@ class Worker:
 
     def rand(self, *shape, dtype=None):
         return self.torch.randn(*shape, device=self.device, dtype=dtype or self.dtype) * 0.02
+
+    def weight(self, *shape):
+        """A random weight tensor of this shape, cached between requests."""
+        w = self.weights.pop(shape, None)
+        if w is None:
+            w = self.rand(*shape)
+            size = w.numel() * w.element_size()
+            total = sum(t.numel() * t.element_size() for t in self.weights.values())
+            while self.weights and total + size > self.weight_budget:
+                _, old = self.weights.popitem(last=False)
+                total -= old.numel() * old.element_size()
+        self.weights[shape] = w
+        return w
 
     def warn_once(self, key, msg):
         if key not in self.warned:
@@ -177,7 +195,7 @@ class Worker:
             return self.host_op(op, sh) + (False,)
         if op in GEMM_OPS:
             k, n = int(sh["k"]), int(sh["n"])
-            x, w = self.rand(T, k), self.rand(k, n)
+            x, w = self.rand(T, k), self.weight(k, n)
             pre, cold = None, False
             if op == "moe_gating_linear":
                 pre, cold = self.gating_context(sh, T)
@@ -198,7 +216,7 @@ class Worker:
             a, b = self.rand(T, int(sh["width"])), self.rand(T, int(sh["width"]))
             return (lambda: a + b), None, "torch_plain", False
         if op == "emb":
-            table = self.rand(max(1, int(sh["vocab"])), int(sh["width"]))
+            table = self.weight(max(1, int(sh["vocab"])), int(sh["width"]))
             ids = torch.randint(0, table.shape[0], (T,), device=self.device)
             return (lambda: F.embedding(ids, table)), None, "torch_plain", False
         if op == "attn_rope":
@@ -225,7 +243,7 @@ class Worker:
         if sh.get("gating_context") == "standalone_legacy":
             return None, True
         h = int(sh["hidden"])
-        x, w = self.rand(T, h), self.rand(h, h)
+        x, w = self.rand(T, h), self.weight(h, h)
 
         def prefix():
             for _ in range(HOT_PREFIX):
@@ -404,7 +422,7 @@ class Worker:
         counts = [int(c) for c in sh["expert_counts"]]
         h, w, L = int(sh["k"]), int(sh["expert_width"]), len(counts)
         R = max(1, sum(counts))
-        w1, w2 = self.rand(L, h, 2 * w), self.rand(L, w, h)
+        w1, w2 = self.weight(L, h, 2 * w), self.weight(L, w, h)
         if self.cuda:
             r = self.vllm_fused_moe(sh, counts, w1, w2)
             if r:

@@ -1,0 +1,213 @@
+package fit
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+func TestEmptyInput(t *testing.T) {
+	if _, err := FromDataset(&ingest.Dataset{}, spec.CUDAEvent); err == nil || !strings.Contains(err.Error(), "no samples") {
+		t.Errorf("empty dataset: %v", err)
+	}
+	if _, err := Fit(&TrainingSet{}, Options{}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty training set: %v", err)
+	}
+	// A dataset of another measurement type only.
+	_, err := FromDataset(loadProfiles(t, a800), spec.KernelOnly)
+	if err == nil || !strings.Contains(err.Error(), "no KERNEL_ONLY samples (it has CUDA_EVENT)") {
+		t.Errorf("A800 profiles as KERNEL_ONLY: %v", err)
+	}
+}
+
+func TestTooFewRows(t *testing.T) {
+	ts := trainingSet(t, a800)
+	thin := &TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement}
+	for _, o := range ts.Ops[:3] {
+		thin.Ops = append(thin.Ops, o)
+	}
+	thin.Ops[1].Rows = thin.Ops[1].Rows[:3]
+	_, err := Fit(thin, Options{Trees: 4})
+	if !errors.Is(err, ErrTooFewRows) {
+		t.Fatalf("err = %v, want ErrTooFewRows", err)
+	}
+	want := thin.Ops[1].Key.String() + " has 3 rows"
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "at least 5") {
+		t.Errorf("error %q does not say %q and the minimum", err, want)
+	}
+	if strings.Contains(err.Error(), thin.Ops[0].Key.String()) {
+		t.Errorf("error names a predictor with enough rows: %v", err)
+	}
+}
+
+func TestBadRows(t *testing.T) {
+	k := spec.OpKey{Op: spec.OpAttnPreProj, Measurement: spec.CUDAEvent, TP: 1}
+	rows := func(mod func(r []Row)) *TrainingSet {
+		var rs []Row
+		for i := 1; i <= 8; i++ {
+			rs = append(rs, Row{X: []float64{float64(i)}, TimeMs: float64(i), Source: "x.csv", Line: i + 1})
+		}
+		mod(rs)
+		return &TrainingSet{Measurement: spec.CUDAEvent, Ops: []OpRows{{Key: k, Rows: rs}}}
+	}
+	tests := []struct {
+		name string
+		ts   *TrainingSet
+		want string
+	}{
+		{"negative time", rows(func(r []Row) { r[2].TimeMs = -1 }), "x.csv:4: attn_pre_proj[CUDA_EVENT tp=1] time -1 ms"},
+		{"NaN feature", rows(func(r []Row) { r[3].X[0] = nan() }), "x.csv:5: attn_pre_proj[CUDA_EVENT tp=1] feature num_tokens is NaN"},
+		{"feature count", rows(func(r []Row) { r[0].X = []float64{1, 2} }), "x.csv:2: attn_pre_proj[CUDA_EVENT tp=1] has 2 features, want 1"},
+		{"mixed measurement", func() *TrainingSet {
+			ts := rows(func([]Row) {})
+			ts.Ops[0].Key.Measurement = spec.KernelOnly
+			return ts
+		}(), "one bundle holds one measurement type"},
+	}
+	for _, tc := range tests {
+		_, err := Fit(tc.ts, Options{Trees: 2})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+// smallBundle fits a few A800 predictors quickly.
+func smallBundle(t *testing.T, seed uint64) *Bundle {
+	t.Helper()
+	ts := trainingSet(t, a800)
+	sub := &TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, Checksum: ts.Checksum}
+	for _, o := range ts.Ops {
+		if o.Key.TP == 4 && (o.Key.Op == spec.OpAttnPrefill || o.Key.Op == spec.OpAttnPreProj) {
+			sub.Ops = append(sub.Ops, o)
+		}
+	}
+	b, err := Fit(sub, Options{Seed: seed, Trees: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBundleMismatch(t *testing.T) {
+	b := smallBundle(t, 1)
+	if err := b.Check("a800-80gb", spec.CUDAEvent); err != nil {
+		t.Errorf("matching device alias refused: %v", err)
+	}
+	if err := b.Check("h100", ""); err == nil || !strings.Contains(err.Error(), "for device a800, not h100") {
+		t.Errorf("other device: %v", err)
+	}
+	if err := b.Check("", spec.KernelOnly); err == nil || !strings.Contains(err.Error(), "holds CUDA_EVENT predictors, not KERNEL_ONLY") {
+		t.Errorf("other measurement: %v", err)
+	}
+	// validate ops of an A800 bundle on H800 rows.
+	if _, err := Report(b, trainingSet(t, h800Tiny)); err == nil || !strings.Contains(err.Error(), "not h800") {
+		t.Errorf("report on another device's dataset: %v", err)
+	}
+}
+
+func TestCorruptBundle(t *testing.T) {
+	b := smallBundle(t, 1)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.arrow")
+	if err := b.Write(good); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, d []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// A threshold or leaf value changed: the file still parses.
+	flipped := bytes.Clone(data)
+	flipped[len(flipped)/2] ^= 0x40
+	old := *b
+	old.meta.SchemaVersion = SchemaVersion + 1
+	var oldBuf bytes.Buffer
+	if err := old.encode(&oldBuf); err != nil {
+		t.Fatal(err)
+	}
+	ds := loadProfiles(t, h800Tiny)
+	_ = ds
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "nope.arrow"), "no such file"},
+		{"truncated", write("trunc.arrow", data[:len(data)/3]), "not an Arrow IPC file"},
+		{"not arrow", write("text.arrow", []byte("time_stats.emb.median\n0.1\n")), "not an Arrow IPC file"},
+		{"flipped byte", write("flip.arrow", flipped), "corrupted bundle"},
+		{"other version", write("v2.arrow", oldBuf.Bytes()), "bundle schema version 2, this ftk reads version 1"},
+	}
+	for _, tc := range tests {
+		_, err := LoadBundle(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), tc.path) && tc.name != "missing" {
+			t.Errorf("%s: error %q does not name the file", tc.name, err)
+		}
+	}
+	if _, err := LoadBundle(good); err != nil {
+		t.Errorf("good bundle: %v", err)
+	}
+}
+
+// TestCorruptBundleNeverPanics: any single flipped byte or truncation is
+// either refused with an error or harmless (padding): a bundle that loads
+// predicts exactly as the original.
+func TestCorruptBundleNeverPanics(t *testing.T) {
+	b := smallBundle(t, 1)
+	var buf bytes.Buffer
+	if err := b.encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	probe := func(lb *Bundle) bool {
+		for _, k := range b.Keys() {
+			p1, _ := b.Predictor(k)
+			p2, ok := lb.Predictor(k)
+			if !ok {
+				return false
+			}
+			for _, x := range queries(p1, 64) {
+				if p1.PredictMs(x) != p2.PredictMs(x) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	refused, harmless := 0, 0
+	step := max(1, len(data)/400)
+	for i := 0; i < len(data); i += step {
+		for _, mut := range [][]byte{
+			func() []byte { d := bytes.Clone(data); d[i] ^= 0xff; return d }(),
+			data[:i],
+		} {
+			lb, err := decodeBundle(mut)
+			switch {
+			case err != nil:
+				refused++
+			case probe(lb):
+				harmless++
+			default:
+				t.Fatalf("corruption at byte %d of %d loaded and predicts differently", i, len(data))
+			}
+		}
+	}
+	t.Logf("%d corruptions refused, %d harmless (padding)", refused, harmless)
+}

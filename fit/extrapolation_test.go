@@ -1,0 +1,134 @@
+package fit
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// TestExtrapolationFollowsPhysics trains on the A800 rows below a size
+// and predicts the rows above it: the forest alone returns its edge value
+// there, the predictor follows the physical fallback and counts the
+// queries.
+func TestExtrapolationFollowsPhysics(t *testing.T) {
+	ts := trainingSet(t, a800)
+	tests := []struct {
+		op      string
+		tp      int
+		feature int     // the size feature that is cut
+		cut     float64 // train on rows with feature <= cut
+		// maxMAPE is the stated error of the extrapolated predictions
+		// against the measured times above the cut.
+		maxMAPE float64
+		basis   string
+	}{
+		{spec.OpAttnPreProj, 1, 0, 1024, 10, BasisWork},
+		// Qwen3-30B-A3B has no dense MLP: the raw-feature fallback.
+		{spec.OpMLPUpProj, 8, 0, 1024, 15, BasisRaw},
+		{spec.OpAttnPrefill, 2, 1, 1024, 15, BasisWork},
+		{spec.OpAttnDecode, 4, 1, 1024, 15, BasisWork},
+	}
+	for _, tc := range tests {
+		t.Run(tc.op, func(t *testing.T) {
+			var o OpRows
+			for _, r := range ts.Ops {
+				if r.Key.Op == tc.op && r.Key.TP == tc.tp {
+					o = r
+				}
+			}
+			var below, above []Row
+			for _, r := range o.Rows {
+				if r.X[tc.feature] <= tc.cut {
+					below = append(below, r)
+				} else if r.Group == PrimaryGroup {
+					above = append(above, r)
+				}
+			}
+			if len(below) < 20 || len(above) < 20 {
+				t.Fatalf("%s: %d rows below %g, %d above", o.Key, len(below), tc.cut, len(above))
+			}
+			b, err := Fit(&TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement,
+				Ops: []OpRows{{Key: o.Key, Rows: below}}}, Options{Seed: 3, Trees: 24})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := b.Predictor(o.Key)
+			if p.Meta().Fallback.Basis != tc.basis {
+				t.Fatalf("fallback basis %s, want %s", p.Meta().Fallback.Basis, tc.basis)
+			}
+			pred := make([]float64, len(above))
+			edge := math.NaN()
+			for i, r := range above {
+				pred[i] = p.PredictMs(r.X)
+				// The forest alone: constant in the cut feature beyond
+				// the edge.
+				x := append([]float64(nil), r.X...)
+				x[tc.feature] = 1e9
+				if f, g := p.ForestMs(r.X), p.ForestMs(x); f != g {
+					t.Fatalf("forest alone at %v gives %g, at %v %g: not its edge value", r.X, f, x, g)
+				}
+				if tc.feature == 0 && len(r.X) == 1 {
+					if math.IsNaN(edge) {
+						edge = p.ForestMs(r.X)
+					} else if p.ForestMs(r.X) != edge {
+						t.Fatalf("forest alone not constant beyond the edge")
+					}
+				}
+				// The predictor is the edge plus the physical increment.
+				x[tc.feature] = tc.cut
+				inEdge := math.Min(r.X[tc.feature], p.Domain()[tc.feature].Max)
+				x[tc.feature] = inEdge
+				want := p.ForestMs(x) + math.Max(0, p.FallbackMs(r.X)-p.FallbackMs(x))
+				if math.Abs(pred[i]-want) > 1e-9*want {
+					t.Fatalf("%v: prediction %g, edge + physical increment %g", r.X, pred[i], want)
+				}
+			}
+			if got := p.Extrapolated(); got != int64(len(above)) {
+				t.Errorf("Extrapolated() = %d, want %d", got, len(above))
+			}
+			st := errorStats(pred, above)
+			forest := make([]float64, len(above))
+			for i, r := range above {
+				forest[i] = p.ForestMs(r.X)
+			}
+			fst := errorStats(forest, above)
+			t.Logf("%s trained on %s <= %g (%d rows): MAPE above the cut %.1f%% (forest alone %.1f%%), %d rows",
+				o.Key, p.Features()[tc.feature], tc.cut, len(below), st.MAPE, fst.MAPE, len(above))
+			if st.MAPE > tc.maxMAPE {
+				t.Errorf("extrapolated MAPE %.1f%%, stated bound %g%%", st.MAPE, tc.maxMAPE)
+			}
+			if st.MAPE > fst.MAPE+1e-9 {
+				t.Errorf("extrapolation (%.1f%%) worse than the forest's edge value (%.1f%%)", st.MAPE, fst.MAPE)
+			}
+		})
+	}
+}
+
+// TestPredictionsMonotoneBeyondDomain: outside the domain, predictions
+// never decrease when every size feature grows.
+func TestPredictionsMonotoneBeyondDomain(t *testing.T) {
+	b, err := Fit(trainingSet(t, a800), Options{Seed: 2, Trees: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range b.Keys() {
+		p, _ := b.Predictor(k)
+		dom := p.Domain()
+		x := make([]float64, len(dom))
+		for i, r := range dom {
+			x[i] = r.Max
+		}
+		prev := p.PredictMs(x)
+		for step := 1; step <= 20; step++ {
+			for i, r := range dom {
+				x[i] = r.Max + float64(step)*math.Max(r.Max-r.Min, 1)/4
+			}
+			v := p.PredictMs(x)
+			if v < prev {
+				t.Fatalf("%s: prediction fell from %g to %g at %v", k, prev, v, x)
+			}
+			prev = v
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package ingest
+
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// record is one sample as ingest holds it before writing: strings are ids
+// in the run's strTable and the input is an index, so that a record has no
+// pointers (the garbage collector skips tens of thousands of them) and
+// sorts and compares as integers.
+type record struct {
+	f                           [3]float64 // features, in spec.OpFeatures order
+	median, mean, min, max, std float64
+	op, meas, gctx, rpath       int32 // key strings
+	tp, ep, local, workers      int32 // key numbers
+	model, cond                 int32 // cond: conditions that tell duplicates apart
+	in, line, count             int32 // input index, 1-based line
+	ext                         int32 // offset of the row's extras in the input's slab
+	nf, variant, phase          uint8
+	conflict                    bool
+}
+
+// Variants and phases as stored in records.
+var (
+	variantNames = [...]string{VariantPure, VariantMixed, VariantTrueMixed}
+	phaseNames   = [...]string{"", phasePrefill, phaseDecode, phaseMixed}
+)
+
+const (
+	varPure uint8 = iota
+	varMixed
+	varTrueMixed
+)
+
+const (
+	phNone uint8 = iota
+	phPrefill
+	phDecode
+	phMixed
+)
+
+// recKey is the key of a record being emitted.
+type recKey struct {
+	op, gctx, rpath        int32
+	tp, ep, local, workers int32
+}
+
+// xval is one extra cell; ok is false for a blank or absent cell. A
+// string is held as its id in the run's strTable.
+type xval struct {
+	ok bool
+	id int32
+	f  float64
+}
+
+// strTable interns the strings of one run: every distinct value is
+// allocated once and named by an id. Id 0 is "".
+type strTable struct {
+	ids  map[string]int32
+	strs []string
+}
+
+func newStrTable() *strTable {
+	return &strTable{ids: map[string]int32{"": 0}, strs: []string{""}}
+}
+
+// id returns the id of b, adding it if new.
+func (t *strTable) id(b []byte) int32 {
+	if i, ok := t.ids[string(b)]; ok {
+		return i
+	}
+	return t.add(string(b))
+}
+
+// idOf returns the id of s, adding it if new.
+func (t *strTable) idOf(s string) int32 {
+	if i, ok := t.ids[s]; ok {
+		return i
+	}
+	return t.add(s)
+}
+
+func (t *strTable) add(s string) int32 {
+	i := int32(len(t.strs))
+	t.ids[s] = i
+	t.strs = append(t.strs, s)
+	return i
+}
+
+// ranks returns each id's rank in the lexical order of the strings.
+func (t *strTable) ranks() []int32 {
+	order := make([]int32, len(t.strs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sortByString(order, t.strs)
+	rank := make([]int32, len(t.strs))
+	for r, id := range order {
+		rank[id] = int32(r)
+	}
+	return rank
+}
+
+// stat is one operator's statistics in a row.
+type stat struct {
+	median, mean, min, max, std float64
+	count                       int
+}
+
+// emit adds a sample of the current row.
+func (r *reader) emit(k recKey, feats []float64, st stat, variant, phase uint8, cond int32) {
+	for _, f := range feats {
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			r.drop(-1, r.tab.strs[k.op], reasonBadFeature)
+			return
+		}
+	}
+	model := r.modelID
+	if r.fam == spec.FamilyCollective {
+		model = 0
+	}
+	if len(r.recs) == 0 || len(r.recs[len(r.recs)-1]) == cap(r.recs[len(r.recs)-1]) {
+		r.recs = append(r.recs, make([]record, 0, 1024))
+	}
+	last := &r.recs[len(r.recs)-1]
+	rec := record{
+		median: st.median, mean: st.mean, min: st.min, max: st.max, std: st.std,
+		op: k.op, gctx: k.gctx, rpath: k.rpath, tp: k.tp, ep: k.ep, local: k.local, workers: k.workers,
+		model: model, cond: cond, in: r.index, line: int32(r.line), count: int32(st.count), ext: r.rowExt,
+		variant: variant, phase: phase,
+	}
+	rec.nf = uint8(copy(rec.f[:], feats))
+	*last = append(*last, rec)
+	r.nrecs++
+	r.kept++
+}
+
+// key returns the record's predictor key.
+func (b *build) key(r *record) spec.OpKey {
+	s := b.tab.strs
+	return spec.OpKey{Op: s[r.op], Measurement: s[r.meas], TP: int(r.tp), EP: int(r.ep), LocalExperts: int(r.local),
+		GatingContext: s[r.gctx], RoutingPath: s[r.rpath], Workers: int(r.workers)}
+}

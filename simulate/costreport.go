@@ -1,0 +1,184 @@
+package simulate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// OpCount is a number of queries of one predictor key.
+type OpCount struct {
+	Op      string `json:"op"`
+	Queries int64  `json:"queries"`
+}
+
+// GatingChoice records which predictor prices a MoE gating op and in which
+// runtime context: prefill_hot (timed inside a forward pass, as a run
+// executes it), never standalone_legacy (timed cold, alone).
+type GatingChoice struct {
+	Op      string `json:"op"`
+	Context string `json:"context"`
+	// Source is the predictor key used, or "roofline".
+	Source string `json:"source"`
+	Note   string `json:"note,omitempty"`
+}
+
+// KeyMatch records a predictor answering a key that differs from the one
+// asked only in a condition the simulator leaves open (the MoE routing
+// runtime path).
+type KeyMatch struct {
+	Asked string `json:"asked"`
+	Used  string `json:"used"`
+}
+
+// CostModelReport describes the cost model of a run and how it answered.
+type CostModelReport struct {
+	Label string `json:"label"`
+	// Measurement is the measurement type of every op time of the run.
+	Measurement string `json:"measurement_type"`
+	// ExecutionMode is eager, cuda-graph or piecewise; MaxCaptureSize the
+	// largest batch a CUDA graph replays.
+	ExecutionMode  string  `json:"execution_mode"`
+	MaxCaptureSize int     `json:"max_cudagraph_capture_size,omitempty"`
+	LaunchUs       float64 `json:"launch_us"`
+	// LaunchNote says how the launch term is formed.
+	LaunchNote string `json:"launch_note"`
+	// HostMsPerStep is the calibrated host time per step (0: modelled).
+	HostMsPerStep float64 `json:"host_ms_per_step"`
+	// HostSource is calibration, profile or default; HostNote gives the
+	// figures.
+	HostSource string `json:"host_source"`
+	HostNote   string `json:"host_note"`
+	// MoE describes routing and EP communication (MoE models only).
+	MoE *MoEReport `json:"moe,omitempty"`
+	// GatingContexts lists the context chosen for each MoE gating op.
+	GatingContexts []GatingChoice `json:"gating_contexts,omitempty"`
+	// MatchedKeys lists predictors used for a key that left a condition
+	// open.
+	MatchedKeys []KeyMatch `json:"matched_keys,omitempty"`
+	// RooflineFallbacks counts, per op the bundle lacks, the queries the
+	// roofline answered instead (one per op per step).
+	RooflineFallbacks []OpCount `json:"roofline_fallbacks,omitempty"`
+	// Extrapolated counts, per op, the queries its predictor answered
+	// outside its sampled domain.
+	Extrapolated []OpCount `json:"extrapolated,omitempty"`
+}
+
+// MoEReport describes how a run routes MoE tokens.
+type MoEReport struct {
+	Routing        string  `json:"routing"`
+	Skew           float64 `json:"skew,omitempty"`
+	Histogram      string  `json:"histogram,omitempty"`
+	All2AllBackend string  `json:"all2all_backend"`
+	// Method says how per-expert counts are drawn and priced.
+	Method string `json:"method"`
+	// RoutingTables is the number of routing tables built (token-count
+	// bins x routers).
+	RoutingTables int `json:"routing_tables"`
+}
+
+// Report describes the model and the fallbacks and extrapolations so far.
+func (cm *OpCostModel) Report() CostModelReport {
+	r := CostModelReport{Label: cm.label, Measurement: cm.measurement, ExecutionMode: cm.exec,
+		LaunchUs: cm.launchMs * 1e3, HostSource: cm.host.source, HostNote: cm.host.note, GatingContexts: cm.gating}
+	if cm.host.source == HostFromCalibration {
+		r.HostMsPerStep = cm.host.calibratedMs
+	}
+	if cm.exec != ExecEager {
+		r.MaxCaptureSize = cm.capture.largest()
+	}
+	switch {
+	case cm.measurement == spec.CUDAEvent:
+		r.LaunchNote = "CUDA_EVENT op times include eager launch gaps: no launch term is added"
+	case cm.exec == ExecCUDAGraph:
+		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one CUDA graph launch, batch padded to its capture size; other batches eager: kernels x %g us", cm.capture.largest(), cm.launchMs*1e3)
+	case cm.exec == ExecPiecewise:
+		r.LaunchNote = fmt.Sprintf("batches of up to %d tokens: attention kernels launched eagerly plus one graph launch per piece (layers + 1), tokens padded to the capture size; larger batches eager: kernels x %g us", cm.capture.largest(), cm.launchMs*1e3)
+	default:
+		r.LaunchNote = fmt.Sprintf("eager: every kernel launched, kernels x %g us; a step is host-bound when launches outrun the GPU", cm.launchMs*1e3)
+	}
+	if cm.model.IsMoE() {
+		r.MoE = cm.moeReport()
+	}
+	for a, u := range cm.matched {
+		r.MatchedKeys = append(r.MatchedKeys, KeyMatch{Asked: a, Used: u})
+	}
+	sort.Slice(r.MatchedKeys, func(i, j int) bool { return r.MatchedKeys[i].Asked < r.MatchedKeys[j].Asked })
+	fallback, extrap := map[string]int64{}, map[string]int64{}
+	for si := range cm.stages {
+		st := &cm.stages[si]
+		for _, gs := range []struct {
+			g     *opGroup
+			steps int64
+		}{{&st.tokens, st.steps}, {&st.seqs, st.steps}, {&st.prefill, st.prefillSteps}, {&st.decode, st.decodeSteps}, {&st.routed, st.steps}} {
+			for i := range gs.g.ops {
+				p := &gs.g.ops[i]
+				k := p.key.String()
+				if cm.predictors && p.pred == nil && gs.steps > 0 {
+					fallback[k] += gs.steps
+				}
+				if n := gs.g.extrap[i]; n > 0 {
+					extrap[k] += n
+				}
+			}
+		}
+	}
+	for i, n := range cm.host.extrapCount {
+		if n > 0 {
+			extrap[cm.host.keys[i].String()] += n
+		}
+	}
+	r.RooflineFallbacks, r.Extrapolated = sortedCounts(fallback), sortedCounts(extrap)
+	return r
+}
+
+func (cm *OpCostModel) moeReport() *MoEReport {
+	return &MoEReport{Routing: cm.routingName(), Skew: cm.routingSkew(), Histogram: cm.routingHistogram(),
+		All2AllBackend: cm.routingBackend(), Method: cm.routingMethod(), RoutingTables: cm.routingTables()}
+}
+
+// gatingChoices lists, for each MoE gating op, the context asked for and
+// what answered it.
+func (cm *OpCostModel) gatingChoices(preds PredictorSet) []GatingChoice {
+	if !cm.model.IsMoE() {
+		return nil
+	}
+	var out []GatingChoice
+	for _, op := range []string{spec.OpMoEGatingLinear, spec.OpMoERoutingTopK} {
+		g := GatingChoice{Op: op, Context: spec.GatingPrefillHot, Source: "roofline"}
+		k := spec.OpKey{Op: op, Measurement: cm.measurement, TP: cm.layout.TP, GatingContext: spec.GatingPrefillHot}
+		if preds != nil {
+			if _, used, ok := resolvePredictor(preds, k); ok {
+				g.Source = used.String()
+			} else {
+				var cold []string
+				for _, have := range preds.Keys() {
+					if have.Op == op && have.GatingContext == spec.GatingStandalone {
+						cold = append(cold, have.String())
+					}
+				}
+				sort.Strings(cold)
+				g.Note = "the bundle has no prefill_hot predictor for this TP and measurement type"
+				if len(cold) > 0 {
+					g.Note += "; its " + spec.GatingStandalone + " predictors (" + strings.Join(cold, ", ") + ") time the op cold and alone and are not used in a forward pass"
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func sortedCounts(m map[string]int64) []OpCount {
+	out := make([]OpCount, 0, len(m))
+	for k, n := range m {
+		out = append(out, OpCount{Op: k, Queries: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package simulate
+
+import (
+	"fmt"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Execution modes (EngineConfig.ExecutionMode): how the host issues a
+// step's kernels (DESIGN section 2).
+const (
+	// ExecEager launches every kernel of every layer from the host
+	// (vLLM's --enforce-eager): launch = kernels x per-launch cost, and a
+	// step whose kernels are shorter than their launches is host-bound.
+	ExecEager = "eager"
+	// ExecCUDAGraph replays a captured CUDA graph for decode-only batches
+	// of up to the largest capture size (vLLM's FULL_DECODE_ONLY graph
+	// mode): one graph launch, the batch padded to the next capture size.
+	// Other batches run eagerly.
+	ExecCUDAGraph = "cuda-graph"
+	// ExecPiecewise captures the layers between attention ops (vLLM's
+	// PIECEWISE graph mode) for any batch of up to the largest capture size
+	// in tokens: attention kernels are launched eagerly, every other kernel
+	// runs inside one graph launch per piece (layers + 1 pieces).
+	ExecPiecewise = "piecewise"
+)
+
+// defaultMaxCaptureSize is vLLM's cap on the captured batch size.
+const defaultMaxCaptureSize = 512
+
+// captureSizes is vLLM's default list of CUDA graph batch sizes: 1, 2, 4,
+// then every multiple of 8 up to the largest.
+type captureSizes struct{ max int }
+
+// maxCaptureSize resolves max_cudagraph_capture_size: vLLM's default is
+// min(2 x max_num_seqs, 512); it never exceeds the token budget.
+func maxCaptureSize(e *EngineConfig) int {
+	n := e.MaxCUDAGraphCaptureSize
+	if n == 0 {
+		n = min(2*e.MaxNumSeqs, defaultMaxCaptureSize)
+	}
+	return min(n, e.MaxNumBatchedTokens)
+}
+
+// largest is the largest capture size: the largest of 1, 2, 4, 8, 16, ...
+// not above max.
+func (c captureSizes) largest() int {
+	switch {
+	case c.max >= 8:
+		return c.max / 8 * 8
+	case c.max >= 4:
+		return 4
+	}
+	return max(c.max, 0)
+}
+
+// pad returns the captured size a batch of n runs as, or 0 when n is
+// larger than every capture size.
+func (c captureSizes) pad(n int) int {
+	switch {
+	case n > c.largest():
+		return 0
+	case n <= 2:
+		return n
+	case n <= 4:
+		return 4
+	}
+	return (n + 7) / 8 * 8
+}
+
+// resolveExecutionMode picks the execution mode of a run: the one asked
+// for, checked against the op times' measurement type, or by default CUDA
+// graphs (vLLM's default) when op times are KERNEL_ONLY and eager when
+// they are CUDA_EVENT (those times include eager launch gaps, so they
+// cannot price a graph replay).
+func resolveExecutionMode(asked, measurement string) (string, error) {
+	if asked == "" {
+		if measurement == spec.CUDAEvent {
+			return ExecEager, nil
+		}
+		return ExecCUDAGraph, nil
+	}
+	if asked != ExecEager && measurement == spec.CUDAEvent {
+		return "", fmt.Errorf("simulate: execution mode %s needs KERNEL_ONLY op times, and the bundle holds CUDA_EVENT predictors (eager timings with launch gaps): fit a bundle on KERNEL_ONLY profiles (fit --measurement KERNEL_ONLY) or run --execution-mode eager", asked)
+	}
+	return asked, nil
+}

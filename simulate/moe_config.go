@@ -1,0 +1,108 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+)
+
+// MoE routing modes (MoEConfig.Routing).
+const (
+	// RoutingUniform: every token picks its top-k experts uniformly at
+	// random (distinct). The default.
+	RoutingUniform = "uniform"
+	// RoutingSkewed: expert popularity follows a Zipf law of exponent
+	// MoEConfig.Skew over a random order of the experts, as collect's
+	// "skewed" load distribution.
+	RoutingSkewed = "skewed"
+	// RoutingReplay: each MoE layer's expert popularity is its share of
+	// tokens in a measured per-layer histogram (MoEConfig.Histogram).
+	RoutingReplay = "replay"
+	// RoutingEven: every expert gets exactly its share, tokens x top-k /
+	// experts (no draw): the even-load assumption of the anchors.
+	RoutingEven = "even"
+)
+
+// Expert-parallel communication backends (MoEConfig.All2AllBackend), with
+// vLLM's names. The all-to-all backends move each routed token copy to
+// the rank of its expert and back, so the slowest receiving rank sets the
+// time; the naive backends all-gather every token to every rank and
+// reduce-scatter the outputs, which routing does not change.
+const (
+	All2AllNaive         = "naive"
+	All2AllAllgatherRS   = "allgather_reducescatter"
+	All2AllPPLX          = "pplx"
+	All2AllDeepEPHT      = "deepep_high_throughput"
+	All2AllDeepEPLL      = "deepep_low_latency"
+	defaultMoESkew       = 1.0
+	defaultAll2AllMethod = All2AllNaive
+)
+
+// MoEConfig says how MoE layers route tokens and move them between EP
+// ranks.
+type MoEConfig struct {
+	// Routing is RoutingUniform (default), RoutingSkewed, RoutingReplay or
+	// RoutingEven.
+	Routing string `json:"routing" yaml:"routing"`
+	// Skew is the Zipf exponent of skewed routing (0: 1, collect's
+	// "skewed").
+	Skew float64 `json:"skew,omitempty" yaml:"skew,omitempty"`
+	// Histogram is the per-layer expert histogram replay routing reads
+	// (CSV: layer,expert,tokens; see ReadExpertHistogram).
+	Histogram string `json:"histogram,omitempty" yaml:"histogram,omitempty"`
+	// All2AllBackend names the EP communication (vLLM's --all2all-backend):
+	// naive (default) or allgather_reducescatter, or the all-to-all
+	// backends pplx, deepep_high_throughput, deepep_low_latency.
+	All2AllBackend string `json:"all2all_backend" yaml:"all2all_backend"`
+	// Seed seeds the routing draws.
+	Seed uint64 `json:"seed" yaml:"seed"`
+}
+
+// resolve fills in the defaults.
+func (c *MoEConfig) resolve() {
+	if c.Routing == "" {
+		c.Routing = RoutingUniform
+	}
+	if c.Routing == RoutingSkewed && c.Skew == 0 {
+		c.Skew = defaultMoESkew
+	}
+	if c.All2AllBackend == "" {
+		c.All2AllBackend = defaultAll2AllMethod
+	}
+}
+
+// allToAll reports whether the backend moves routed token copies (an
+// all-to-all) rather than all-gathering tokens.
+func (c *MoEConfig) allToAll() bool {
+	switch c.All2AllBackend {
+	case All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL:
+		return true
+	}
+	return false
+}
+
+func (c *MoEConfig) validate() error {
+	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: moe: "+format, a...) }
+	switch c.Routing {
+	case "", RoutingUniform, RoutingEven:
+	case RoutingSkewed:
+	case RoutingReplay:
+		if c.Histogram == "" {
+			return bad("routing replay needs a histogram file (moe.histogram, --moe-histogram)")
+		}
+	default:
+		return bad("unknown routing %q: use %s, %s, %s or %s", c.Routing, RoutingUniform, RoutingSkewed, RoutingReplay, RoutingEven)
+	}
+	if c.Histogram != "" && c.Routing != RoutingReplay {
+		return bad("a histogram (%s) is only read by routing %s, not %q", c.Histogram, RoutingReplay, c.Routing)
+	}
+	if c.Skew < 0 || math.IsNaN(c.Skew) || math.IsInf(c.Skew, 0) || (c.Skew != 0 && c.Routing != RoutingSkewed) {
+		return bad("skew %g: must be a non-negative Zipf exponent, and only with routing %s", c.Skew, RoutingSkewed)
+	}
+	switch c.All2AllBackend {
+	case "", All2AllNaive, All2AllAllgatherRS, All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL:
+	default:
+		return bad("unknown all2all_backend %q: use %s, %s, %s, %s or %s", c.All2AllBackend,
+			All2AllNaive, All2AllAllgatherRS, All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL)
+	}
+	return nil
+}

@@ -1,0 +1,372 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Routing tables. A MoE layer's grouped GEMM waits for the slowest EP rank,
+// and with an all-to-all backend so do dispatch and combine; what the
+// slowest rank gets depends on where the router sends the batch's tokens.
+// Pricing every rank of every MoE layer at every step would cost hundreds
+// of predictor queries a step, so the draws are made ahead:
+//
+//   - For a step of T tokens, a table holds routeSamples independent draws
+//     of the per-expert token counts of one layer (expertRouter.draw), each
+//     priced rank by rank: the slowest rank's grouped GEMM, and dispatch and
+//     combine sized by the most loaded rank. Each is stored as a ratio to
+//     the even-load cost of T tokens (every expert its share).
+//   - Every step, each MoE layer of the stage picks one of the table's draws
+//     at random, and the layer costs its ratio times the even-load cost of
+//     the step's tokens (cached per token count like every token-priced op).
+//
+// Tables are built when a token count is first seen: one per count up to
+// exactBins tokens, then one per bin of counts binGrowth wide (3.1%), drawn
+// at the bin's geometric centre. Within a bin only the ratio is shared; the
+// even-load cost is the step's own, so the error is the change of the
+// imbalance ratio across 3% of tokens (it shrinks as 1/sqrt(T)). With n
+// draws a table's mean ratio is within sigma/sqrt(n) of the routing's,
+// where sigma is the spread of the slowest rank's cost between draws: a
+// table holds 64 draws, or 16 (each stored four times) when a step routes
+// more than bigDrawAssignments copies, where sigma is a few percent.
+const (
+	routeSamples       = 64 // a power of two
+	routeSampleBits    = 6
+	bigDrawSamples     = 16 // divides routeSamples
+	bigDrawAssignments = 4096
+	exactBins          = 64
+	binGrowth          = 1.0 / 32
+)
+
+// routeTable holds routeSamples priced draws for one token-count bin.
+type routeTable struct {
+	moe, ep [routeSamples]float32 // cost ratios to the even load
+	extrap  [routeSamples]uint8   // bit i: routed-group op i extrapolated
+}
+
+// routingModel draws and prices MoE routing for one cost model.
+type routingModel struct {
+	cfg                      MoEConfig
+	experts, topK, ep, local int
+	routers                  []*expertRouter
+	layerRouter              map[int]int
+	tables                   [][]*routeTable
+	binOf                    []int32
+	counts                   []int32
+	seed                     uint64
+	state                    uint64
+	pool                     uint64 // unused random bits of the last draw
+	poolLeft                 int    // draws left in pool
+	built                    int
+
+	cm                 *OpCostModel
+	names              []string
+	gemm, disp, comb   int // indices in the routed group (-1: absent)
+	ops                []pricedOp
+	hiddenBytesPerCopy float64
+}
+
+func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingModel, error) {
+	rm := &routingModel{cfg: c.MoE, experts: m.NumExperts, topK: m.TopK, ep: l.EP, local: m.NumExperts / l.EP,
+		layerRouter: map[int]int{}, counts: make([]int32, m.NumExperts),
+		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15, hiddenBytesPerCopy: float64(m.HiddenSize) * 2}
+	switch c.MoE.Routing {
+	case RoutingUniform:
+		r, err := newRouter(m.NumExperts, m.TopK, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		rm.routers = append(rm.routers, r)
+	case RoutingSkewed:
+		r, err := newRouter(m.NumExperts, m.TopK, zipfWeights(m.NumExperts, c.MoE.Skew), true)
+		if err != nil {
+			return nil, err
+		}
+		rm.routers = append(rm.routers, r)
+	case RoutingReplay:
+		if c.Histogram == nil {
+			return nil, fmt.Errorf("simulate: replay routing without an expert histogram")
+		}
+		byWeights := map[*float64]int{}
+		for i := 0; i < m.NumLayers; i++ {
+			if !m.IsMoELayer(i) {
+				continue
+			}
+			w, err := c.Histogram.layerWeights(c.MoE.Histogram, i)
+			if err != nil {
+				return nil, err
+			}
+			if ri, ok := byWeights[&w[0]]; ok {
+				rm.layerRouter[i] = ri
+				continue
+			}
+			r, err := newRouter(m.NumExperts, m.TopK, w, false)
+			if err != nil {
+				return nil, fmt.Errorf("expert histogram %s layer %d: %w", c.MoE.Histogram, i, err)
+			}
+			byWeights[&w[0]] = len(rm.routers)
+			rm.layerRouter[i] = len(rm.routers)
+			rm.routers = append(rm.routers, r)
+		}
+	default:
+		return nil, fmt.Errorf("simulate: routing %q has no router", c.MoE.Routing)
+	}
+	rm.tables = make([][]*routeTable, len(rm.routers))
+	maxT := c.Limits.MaxNumBatchedTokens
+	rm.binOf = make([]int32, maxT+1)
+	for t := 1; t <= maxT; t++ {
+		rm.binOf[t] = int32(tokenBin(t))
+	}
+	for i := range rm.tables {
+		rm.tables[i] = make([]*routeTable, rm.binOf[maxT]+1)
+	}
+	return rm, nil
+}
+
+// tokenBin is the table bin of a step of t tokens.
+func tokenBin(t int) int {
+	if t <= exactBins {
+		return t
+	}
+	return exactBins + 1 + int(math.Log(float64(t)/exactBins)/math.Log1p(binGrowth))
+}
+
+// binTokens is the token count a bin's table is drawn at: the count itself
+// up to exactBins, else the bin's geometric centre.
+func binTokens(b int) int {
+	if b <= exactBins {
+		return b
+	}
+	return int(math.Round(exactBins * math.Pow(1+binGrowth, float64(b-exactBins-1)+0.5)))
+}
+
+// routerOf is the router of model layer i.
+func (rm *routingModel) routerOf(i int) int { return rm.layerRouter[i] }
+
+// bind takes the ops of a stage's routed group: the first group sets the
+// pricing ops, later ones must list the same ops in the same order (their
+// extrapolation bits are shared).
+func (rm *routingModel) bind(cm *OpCostModel, g *opGroup) error {
+	names := make([]string, len(g.ops))
+	for i := range g.ops {
+		names[i] = g.ops[i].op.Name
+	}
+	if rm.cm != nil {
+		if fmt.Sprint(names) != fmt.Sprint(rm.names) {
+			return fmt.Errorf("simulate: internal error: MoE stages route ops %v and %v", rm.names, names)
+		}
+		return nil
+	}
+	rm.cm, rm.names, rm.gemm, rm.disp, rm.comb = cm, names, -1, -1, -1
+	rm.ops = make([]pricedOp, len(g.ops))
+	copy(rm.ops, g.ops)
+	for i, n := range names {
+		switch n {
+		case spec.OpMoEGroupedGEMM:
+			rm.gemm = i
+		case spec.OpEPDispatch:
+			rm.disp = i
+		case spec.OpEPCombine:
+			rm.comb = i
+		}
+	}
+	if rm.gemm < 0 {
+		return fmt.Errorf("simulate: internal error: routed ops %v lack the grouped GEMM", names)
+	}
+	return nil
+}
+
+// next returns a random draw index: 6 bits of a splitmix64 output, which
+// serves ten draws.
+func (rm *routingModel) next() int {
+	if rm.poolLeft == 0 {
+		rm.state += 0x9e3779b97f4a7c15
+		z := rm.state
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		rm.pool, rm.poolLeft = z^(z>>31), 64/routeSampleBits
+	}
+	j := int(rm.pool & (routeSamples - 1))
+	rm.pool >>= routeSampleBits
+	rm.poolLeft--
+	return j
+}
+
+// routedCost adds the routed MoE ops of a step of tokens tokens on stage
+// st: the even-load cost scaled, layer by layer, by a routing draw.
+func (cm *OpCostModel) routedCost(st *stageModel, tokens int, c *StepCost) {
+	rm := cm.routing
+	e := cm.memo(&st.routed, st.routedByTokens, tokens)
+	bin := rm.binOf[tokens]
+	var sm, se float64
+	for _, ri := range st.routers {
+		t := rm.tables[ri][bin]
+		if t == nil {
+			t = rm.build(ri, int(bin))
+		}
+		j := rm.next()
+		sm += float64(t.moe[j])
+		se += float64(t.ep[j])
+		if x := t.extrap[j]; x != 0 {
+			st.routed.countExtrap(uint64(x))
+		}
+	}
+	n := float64(len(st.routers))
+	c.Ms[CompMoE] += e.ms[CompMoE] * sm / n
+	c.Ms[CompEPComm] += e.ms[CompEPComm] * se / n
+	c.Kernels += st.routed.kernels
+}
+
+// build draws and prices the table of router ri for bin b.
+func (rm *routingModel) build(ri, b int) *routeTable {
+	t := &routeTable{}
+	tokens := binTokens(b)
+	rng := newDrawRNG(rm.seed, uint64(ri)<<32|uint64(b))
+	evenM, evenE := rm.evenCost(tokens)
+	n := routeSamples
+	if tokens*rm.topK > bigDrawAssignments {
+		n = bigDrawSamples
+	}
+	for j := range n {
+		rm.routers[ri].draw(rng, tokens, rm.counts)
+		m, e, mask := rm.layerCost(rm.counts)
+		t.moe[j], t.ep[j], t.extrap[j] = ratio(m, evenM), ratio(e, evenE), mask
+	}
+	for j := n; j < routeSamples; j++ {
+		t.moe[j], t.ep[j], t.extrap[j] = t.moe[j%n], t.ep[j%n], t.extrap[j%n]
+	}
+	rm.tables[ri][b] = t
+	rm.built++
+	return t
+}
+
+func ratio(a, b float64) float32 {
+	if b <= 0 {
+		return 1
+	}
+	return float32(a / b)
+}
+
+// evenCost is one layer's routed cost when every expert gets its share.
+func (rm *routingModel) evenCost(tokens int) (moeMs, epMs float64) {
+	cm := rm.cm
+	for i := range rm.ops {
+		p := &rm.ops[i]
+		ms, _ := cm.price(p, cm.tokenFeatures(p, tokens))
+		if p.comp == CompMoE {
+			moeMs += ms
+		} else {
+			epMs += ms
+		}
+	}
+	return moeMs, epMs
+}
+
+// layerCost prices one layer for per-expert token counts: the grouped GEMM
+// of every EP rank (experts placed contiguously, as vLLM does), of which
+// the slowest sets the layer's time, and, with an all-to-all backend,
+// dispatch and combine of a buffer as large as if every rank received what
+// the most loaded one does. mask marks the routed-group ops whose predictor
+// extrapolated for any rank.
+func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uint8) {
+	cm := rm.cm
+	var x [2]float64
+	maxRouted := 0
+	for r := 0; r < rm.ep; r++ {
+		routed, most := 0, int32(0)
+		for _, c := range counts[r*rm.local : (r+1)*rm.local] {
+			routed += int(c)
+			most = max(most, c)
+		}
+		if routed == 0 {
+			continue // no tokens: never the slowest rank
+		}
+		maxRouted = max(maxRouted, routed)
+		x[0], x[1] = float64(routed), float64(most)
+		ms, ex := cm.price(&rm.ops[rm.gemm], x[:])
+		moeMs = max(moeMs, ms)
+		if ex {
+			mask |= 1 << rm.gemm
+		}
+	}
+	x[0] = float64(rm.ep*maxRouted) * rm.hiddenBytesPerCopy
+	for _, i := range []int{rm.disp, rm.comb} {
+		if i < 0 {
+			continue
+		}
+		ms, ex := cm.price(&rm.ops[i], x[:1])
+		epMs += ms
+		if ex {
+			mask |= 1 << i
+		}
+	}
+	return moeMs, epMs, mask
+}
+
+// LayerRoutedCost prices one MoE layer of stage 0 for per-expert token
+// counts (one per expert), as a routing draw is priced: the milliseconds of
+// the grouped GEMM of the slowest EP rank and of EP dispatch plus combine.
+// It fails for a dense model or even routing (no draws).
+func (cm *OpCostModel) LayerRoutedCost(counts []int) (moeMs, epMs float64, err error) {
+	rm := cm.routing
+	if rm == nil || rm.cm == nil {
+		return 0, 0, fmt.Errorf("simulate: no routed MoE layers (dense model or even routing)")
+	}
+	if len(counts) != rm.experts {
+		return 0, 0, fmt.Errorf("simulate: %d counts for %d experts", len(counts), rm.experts)
+	}
+	c := make([]int32, len(counts))
+	for i, v := range counts {
+		c[i] = int32(v)
+	}
+	moeMs, epMs, _ = rm.layerCost(c)
+	return moeMs, epMs, nil
+}
+
+func (cm *OpCostModel) routingName() string {
+	if cm.routing == nil {
+		return RoutingEven
+	}
+	return cm.routing.cfg.Routing
+}
+
+func (cm *OpCostModel) routingSkew() float64 {
+	if cm.routing == nil {
+		return 0
+	}
+	return cm.routing.cfg.Skew
+}
+
+func (cm *OpCostModel) routingHistogram() string {
+	if cm.routing == nil {
+		return ""
+	}
+	return cm.routing.cfg.Histogram
+}
+
+func (cm *OpCostModel) routingBackend() string {
+	if cm.allToAll {
+		return "all-to-all"
+	}
+	return "all-gather + reduce-scatter"
+}
+
+func (cm *OpCostModel) routingTables() int {
+	if cm.routing == nil {
+		return 0
+	}
+	return cm.routing.built
+}
+
+func (cm *OpCostModel) routingMethod() string {
+	if cm.routing == nil {
+		return "even load: every expert gets tokens x top-k / experts (no draw)"
+	}
+	return fmt.Sprintf("per step and MoE layer, one of %d routing draws made for the step's token count "+
+		"(a table per count up to %d tokens, per %.1f%%-wide bin above) and priced rank by rank: the slowest "+
+		"EP rank sets the grouped GEMM and, with an all-to-all backend, dispatch and combine; a draw of up to %d "+
+		"routed copies picks each token's top-k in turn, larger ones are a multinomial over the experts' inclusion probabilities",
+		routeSamples, exactBins, 100*binGrowth, exactAssignments)
+}
