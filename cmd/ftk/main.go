@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	app := &cli.Command{
 		Name:      "ftk",
 		Usage:     "predict LLM serving latency and throughput from per-operator profiles",
 		Version:   version,
@@ -65,6 +65,21 @@ Start with "make pipeline" or "ftk simulate --model llama-3.1-8b --device h100".
 			devicesCommand(),
 			versionCommand(),
 		},
+	}
+	setUsageErrors(app)
+	return app
+}
+
+// setUsageErrors makes a command-line mistake in any command one line and
+// exit code 2, instead of the full help text.
+func setUsageErrors(cmd *cli.Command) {
+	if cmd.OnUsageError == nil {
+		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+			return usageError("%s: %v (see '%s --help')", c.FullName(), err, c.FullName())
+		}
+	}
+	for _, sub := range cmd.Commands {
+		setUsageErrors(sub)
 	}
 }
 

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPipelineEndToEnd runs the main job in a temporary folder on a small
+// MoE model: collect (synthetic) -> ingest -> fit --check-coverage ->
+// simulate, and checks that each artifact exists, is not empty and is read
+// by the next stage.
+func TestPipelineEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	model := "qwen3-30b-a3b-tiny"
+	limits := []string{"--max-num-batched-tokens", "512", "--max-num-seqs", "16", "--max-model-len", "1024"}
+	layout := []string{"--tp", "2", "--ep", "2"}
+	step := func(name string, args ...string) string {
+		t.Helper()
+		out, errOut, code := ftk(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\nstderr: %s\nstdout: %s", name, code, errOut, out)
+		}
+		return out
+	}
+	nonEmpty := func(path string) {
+		t.Helper()
+		st, err := os.Stat(path)
+		if err != nil || st.Size() == 0 {
+			t.Fatalf("artifact %s missing or empty: %v", path, err)
+		}
+	}
+
+	profiles := filepath.Join(dir, "profiles")
+	step("collect", join([]string{"collect", "all", "--backend", "synthetic", "--model", model, "--device", "h100", "--out", profiles, "--repeats", "3"}, layout, limits)...)
+	csvs, _ := filepath.Glob(filepath.Join(profiles, "h100", model, "*.csv"))
+	if len(csvs) < 4 {
+		t.Fatalf("collect wrote %d CSV files, want linear, attention, moe, cpu and more: %v", len(csvs), csvs)
+	}
+	for _, f := range csvs {
+		nonEmpty(f)
+	}
+
+	dataset := filepath.Join(dir, "dataset")
+	step("ingest", "ingest", profiles, "-o", dataset)
+	nonEmpty(filepath.Join(dataset, "manifest.json"))
+
+	bundle := filepath.Join(dir, "bundle.arrow")
+	out := step("fit", join([]string{"fit", dataset, "-o", bundle, "--trees", "20", "--check-coverage", "--model", model}, layout, limits)...)
+	nonEmpty(bundle)
+	if !strings.Contains(out, "coverage") {
+		t.Errorf("fit --check-coverage printed no coverage table:\n%s", out)
+	}
+
+	sim := filepath.Join(dir, "sim")
+	out = step("simulate", join([]string{"simulate", "--model", model, "--device", "h100", "--bundle", bundle,
+		"--workload", "fixed:256x32", "--rate", "4", "--num-requests", "50", "--seed", "1", "-o", sim}, layout, limits)...)
+	for _, f := range []string{"requests.csv", "requests.arrow", "summary.json", "config.yaml"} {
+		nonEmpty(filepath.Join(sim, f))
+	}
+	for _, want := range []string{"bundle " + bundle, "50 completed", "TTFT", "TPOT"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("simulate output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func join(parts ...[]string) []string {
+	var all []string
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return all
+}
