@@ -15,12 +15,15 @@ MAX_BATCHED_TOKENS ?= 8192
 MAX_SEQS ?= 256
 MAX_MODEL_LEN ?= 4096
 
-.PHONY: build test bench pipeline fuzz clean
+.PHONY: build test deps bench pipeline fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ftk
 
-test:
+deps:
+	@.ci/deps
+
+test: deps
 	$(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) test ./...

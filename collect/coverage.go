@@ -17,6 +17,7 @@ type Gap struct {
 	Got     spec.Range
 }
 
+// String says what is missing, for people.
 func (g Gap) String() string {
 	if math.IsNaN(g.Got.Min) {
 		return fmt.Sprintf("%s: no shape measures it (wanted %s in [%g, %g])", g.Key, g.Feature, g.Want.Min, g.Want.Max)

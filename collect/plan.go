@@ -217,6 +217,7 @@ func ParseShard(s string) (Shard, error) {
 // IsAll reports whether the shard is the whole plan.
 func (s Shard) IsAll() bool { return s.Count <= 1 }
 
+// String renders the shard as --shard takes it.
 func (s Shard) String() string {
 	if s.IsAll() {
 		return "0/1"

@@ -50,7 +50,11 @@ func (p *planner) layerOps(l spec.Layout, f spec.Family) []spec.Op {
 	}
 	var ops []spec.Op
 	seen := map[string]bool{}
+	var heads spec.Op // the layer's attention heads, for the rotary op
 	add := func(o spec.Op) {
+		if o.Family == spec.FamilyAttention && heads.HeadDim == 0 {
+			heads = o
+		}
 		if o.Family == f && !seen[o.Name] {
 			seen[o.Name] = true
 			ops = append(ops, o)
@@ -70,6 +74,11 @@ func (p *planner) layerOps(l spec.Layout, f spec.Family) []spec.Op {
 	}
 	if between != nil {
 		add(*between)
+	}
+	for i := range ops { // a worker builds rotary (and q/k norm) per head
+		if ops[i].Name == spec.OpAttnRope {
+			ops[i].QHeads, ops[i].KVHeads, ops[i].HeadDim = heads.QHeads, heads.KVHeads, heads.HeadDim
+		}
 	}
 	return ops
 }

@@ -184,3 +184,19 @@ func TestPlanFamiliesFollowModelAndLayout(t *testing.T) {
 		t.Error("dense plan lacks linear, attention or host shapes")
 	}
 }
+
+// The rotary op carries the layer's heads, so a worker can build it per
+// head: heads x head size is its width (MLA included).
+func TestRopeCarriesHeads(t *testing.T) {
+	for _, name := range []string{"deepseek-v3", "qwen3-30b-a3b", "llama-3.1-8b"} {
+		m := mustModel(t, name)
+		p, err := NewPlan(planConfig(m, smallLimits, []spec.Layout{{TP: 8}}, spec.FamilyLinear))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := p.Shapes[0].Op(spec.OpAttnRope)
+		if o == nil || o.HeadDim == 0 || (o.QHeads+o.KVHeads)*o.HeadDim != o.Width {
+			t.Errorf("%s: rope %+v", name, o)
+		}
+	}
+}

@@ -109,21 +109,8 @@ func newRequest(m *spec.Model, s *Shape, o *spec.Op, measurement string, warmup,
 	case spec.FamilyCPU:
 		sh.Vocab = m.VocabSize // the sampler sees the gathered logits
 	}
-	switch o.Name {
-	case spec.OpEmb:
+	if o.Name == spec.OpEmb {
 		sh.Vocab = m.VocabSize / s.Layout.TP
-	case spec.OpAttnRope: // rotary (and q/k norm) over this GPU's heads
-		for _, a := range s.Ops {
-			if a.Family == spec.FamilyAttention {
-				sh.QHeads, sh.KVHeads, sh.HeadDim = a.QHeads, a.KVHeads, a.HeadDim
-				break
-			}
-		}
-		if sh.HeadDim == 0 {
-			sh.HeadDim = m.HeadDim
-			sh.QHeads = m.NumHeads / s.Layout.TP
-			sh.KVHeads = max(1, m.NumKVHeads/s.Layout.TP)
-		}
 	}
 	return &Request{
 		ID: s.ID + ":" + o.Name + ":" + measurement, Family: string(o.Family), Op: o.Name, Shape: sh,

@@ -11,7 +11,8 @@ import (
 
 // Synthetic is the built-in device model as a backend (DESIGN section 6):
 // every time comes from spec.Roofline for the named device (the host
-// family from the host model of hostmodel.go), with seeded multiplicative
+// family from spec.HostOpMs, the simulator's default host model), with
+// seeded multiplicative
 // log-normal noise per repetition. The noise of a request depends only on
 // the seed and the request ID, so any order, shard or resume of a sweep
 // gives the same numbers.
@@ -75,7 +76,7 @@ func (s *Synthetic) baseMs(req *Request) float64 {
 	o := *req.op
 	sh := req.Shape
 	if o.Family == spec.FamilyCPU {
-		return hostMs(s.hot.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
+		return spec.HostOpMs(s.hot.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
 	}
 	r := s.hot
 	if sh.GatingContext == spec.GatingStandalone && (o.Name == spec.OpMoEGatingLinear || o.Name == spec.OpMoERoutingTopK) {

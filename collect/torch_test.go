@@ -29,6 +29,7 @@ func needTorch(t *testing.T) string {
 // The torch worker on the CPU measures every family and writes rows in
 // the same formats as a GPU run, labelled CPU.
 func TestTorchWorkerCPUSweep(t *testing.T) {
+	t.Parallel() // the torch tests mostly wait on worker start-up
 	py := needTorch(t)
 	dir := t.TempDir()
 	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 2, EP: 2}})
@@ -85,14 +86,16 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 }
 
 func TestKillAndResumeTorchCPU(t *testing.T) {
+	t.Parallel()
 	py := needTorch(t)
-	killMidway(t, helperConfig{Out: t.TempDir(), Backend: BackendTorch, Python: py,
-		Families: []spec.Family{spec.FamilyLinear, spec.FamilyAttention}}, 15)
+	killMidway(t, helperConfig{Out: t.TempDir(), Backend: BackendTorch, Python: py, DelayMs: 100,
+		Families: []spec.Family{spec.FamilyLinear, spec.FamilyCPU}}, 4)
 }
 
 // A worker that dies or hangs is killed and started again on the next
 // request.
 func TestTorchWorkerRestarts(t *testing.T) {
+	t.Parallel()
 	py := needTorch(t)
 	b, err := newTorchBackend(py, "cpu", 1, nil, nil, "worker 0")
 	if err != nil {

@@ -180,10 +180,12 @@ func appendNodes(rb *array.RecordBuilder, pi int32, f *forest) {
 // not an ftk bundle, has another schema version, or whose content does not
 // match its checksum.
 func LoadBundle(path string) (*Bundle, error) {
-	data, err := os.ReadFile(path)
+	data, release, err := readBundleFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle: %w", err)
 	}
+	// decodeBundle copies everything it keeps out of data.
+	defer release()
 	b, err := decodeBundle(data)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle %s: %w", path, err)

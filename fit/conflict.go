@@ -41,6 +41,7 @@ type Dropped struct {
 	Lines []string `json:"lines"`
 }
 
+// String says what was dropped and why, for people.
 func (d Dropped) String() string {
 	what := fmt.Sprintf("%d rows of group %q (%s)", d.Rows, d.Group, strings.Join(d.Lines, ", "))
 	switch {
@@ -237,14 +238,6 @@ func inside(dom [][2]float64, x []float64) bool {
 		}
 	}
 	return true
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // quantile returns the q-quantile of sorted v by linear interpolation

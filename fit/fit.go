@@ -23,7 +23,8 @@ type Options struct {
 	// HoldoutFraction of each predictor's rows is held out of the search
 	// and reported separately (default 0.15; none below 2*MinRows rows).
 	HoldoutFraction float64
-	// Trees per forest (default 100).
+	// Trees per forest (default 64: on the A800 profiles 50, 64 and 100
+	// trees give the same nested-CV MAPE within 0.05 points on average).
 	Trees int
 	// MinRows is the fewest rows a predictor is fitted on (default: Folds).
 	MinRows int
@@ -41,7 +42,7 @@ func (o *Options) defaults() {
 		o.HoldoutFraction = 0.15
 	}
 	if o.Trees == 0 {
-		o.Trees = 100
+		o.Trees = 64
 	}
 	if o.MinRows == 0 {
 		o.MinRows = o.Folds
@@ -56,8 +57,10 @@ const maxDepth = 32
 
 // candidates is the hyperparameter search: the target (log ratio to the
 // fallback, or log time) and the minimum leaf size. The number of trees
-// and the depth limit are fixed (more trees only reduce variance); with
-// at most three features every feature is a split candidate.
+// and the depth limit are fixed (more trees only reduce variance). Every
+// feature is a split candidate at every node: with two features, drawing
+// one at random per split raised the CV MAPE of every A800 attention
+// predictor (prefill at TP4 from 4.7% to 9.3%).
 func candidates(trees int, seed uint64) []SearchResult {
 	var out []SearchResult
 	for _, target := range []string{TargetLogRatio, TargetLog} {

@@ -23,6 +23,7 @@ type ForestParams struct {
 	Seed uint64 `json:"seed"`
 }
 
+// String renders the hyperparameters for people.
 func (p ForestParams) String() string {
 	return fmt.Sprintf("trees=%d depth<=%d min_leaf=%d max_features=%.2g", p.Trees, p.MaxDepth, p.MinLeaf, p.MaxFeatures)
 }

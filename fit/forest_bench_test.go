@@ -45,4 +45,3 @@ func BenchmarkTrainForest2D(b *testing.B) {
 		}
 	}
 }
-

@@ -43,8 +43,9 @@ func TestBundleFormatAsDocumented(t *testing.T) {
 			Target  string  `json:"target"`
 			FloorMs float64 `json:"floor_ms"`
 			Domain  []struct {
-				Name     string  `json:"name"`
-				Min, Max float64 `json:"min"`
+				Name string  `json:"name"`
+				Min  float64 `json:"min"`
+				Max  float64 `json:"max"`
 			} `json:"domain"`
 		} `json:"predictors"`
 	}

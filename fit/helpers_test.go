@@ -10,6 +10,15 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
+// TestMain runs the tests, or, in a child process of BenchmarkLoadBundle,
+// only a timed bundle load.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(loadChildEnv); path != "" {
+		os.Exit(loadChild(path))
+	}
+	os.Exit(m.Run())
+}
+
 // profiles is the shared fixture folder, relative to this package.
 const profiles = "../../shared/profiles"
 

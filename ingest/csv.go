@@ -166,10 +166,8 @@ func parseFloat(b []byte) (float64, error) {
 	if len(b) == 0 {
 		return 0, errBlank
 	}
-	if len(b) <= 17 { // longer cells have too many digits for the fast path
-		if v, ok := parseSimpleFloat(b); ok {
-			return v, nil
-		}
+	if v, ok := parseSimpleFloat(b); ok {
+		return v, nil
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
@@ -205,7 +203,9 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 			}
 			mant = mant*10 + uint64(d)
 			if mant != 0 {
-				digits++
+				if digits++; digits > 15 {
+					return 0, false // not exact in float64 arithmetic: strconv
+				}
 			}
 			if dot {
 				frac++
@@ -217,7 +217,7 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 		}
 		dot = true
 	}
-	if digits > 15 || frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
+	if frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
 		return 0, false
 	}
 	v := float64(mant) / pow10[frac]

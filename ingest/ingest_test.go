@@ -681,6 +681,22 @@ func TestCollectShards(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
+	// collect writes collectives one folder down, network/*.csv: the
+	// ftk-collect.yaml of the folder above applies.
+	net, err := os.ReadFile(filepath.Join(profilesDir(t), "vidur-h100", "network-h100_dgx", "all_reduce.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(a, "network"), 0o755)
+	os.WriteFile(filepath.Join(a, "network", "all_reduce.csv"), net, 0o644)
+	m, err = Ingest([]string{a}, filepath.Join(root, "net"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := m.Inputs[1]; in.Family != "collective" || in.Device != "h100" || !strings.HasSuffix(in.DeviceFrom, CollectFile) || in.Shard != "1/2" {
+		t.Errorf("network file under a collect folder: %+v", in)
+	}
+
 	// A CSV that contradicts the YAML's measurement type.
 	c := shard("meas", "device: h100\nmodel: qwen3-30b-a3b\nmeasurement: KERNEL_ONLY\n")
 	if _, err := Ingest([]string{c}, filepath.Join(t.TempDir(), "y"), Options{}); err == nil || !strings.Contains(err.Error(), "disagrees with") {

@@ -52,10 +52,11 @@ type resolver struct {
 func newResolver(opt Options) *resolver { return &resolver{opt: opt, dirs: map[string]*dirMeta{}} }
 
 // resolve returns the origin of the file at path (as given). Device:
-// --device, else ftk-collect.yaml, else a YAML with a device: key in the
-// file's folder or the folder above, else a device name in the path.
-// Model: --model, else ftk-collect.yaml, else the path (the deepest folder
-// named after a catalog model, or the folder below the device's).
+// --device, else ftk-collect.yaml (in the file's folder or the one above),
+// else a YAML with a device: key in the file's folder or the folder above,
+// else a device name in the path. Model: --model, else ftk-collect.yaml,
+// else the path (the deepest folder named after a catalog model, or the
+// folder below the device's).
 func (r *resolver) resolve(path string) (origin, error) {
 	var o origin
 	abs, err := filepath.Abs(path)
@@ -73,6 +74,9 @@ func (r *resolver) resolve(path string) (origin, error) {
 	}
 	pathDevice, pathModel := fromPath(filepath.Dir(abs))
 	c := dm.collect
+	if c == nil {
+		c = pm.collect // collect writes network/*.csv one folder down
+	}
 	if c != nil {
 		o.collect, o.collectPath, o.measurements = c, c.path, c.measurements
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -304,12 +305,14 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 	}
 	in.Samples = r.nrecs
 	in.Excluded, in.ExcludedRows = groupDropped(r.dropped)
-	skips := make([]string, 0, len(r.skipped))
-	for what, n := range r.skipped {
-		skips = append(skips, fmt.Sprintf("%d %s%s", n, what[0], what[1]))
+	tallies := make([][2]string, 0, len(r.skipped))
+	for what := range r.skipped {
+		tallies = append(tallies, what)
 	}
-	sort.Strings(skips)
-	in.Notes = append(in.Notes, skips...)
+	slices.SortFunc(tallies, func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) })
+	for _, what := range tallies {
+		in.Notes = append(in.Notes, fmt.Sprintf("%d %s%s", r.skipped[what], what[0], what[1]))
+	}
 	if in.RowsIn == 0 {
 		in.Notes = append(in.Notes, "no data rows (header only)")
 	}
@@ -363,6 +366,9 @@ func familyExtras(f spec.Family) []extraCol {
 
 // commonExtras are kept for every family where the file has them.
 var commonExtras = []extraCol{
+	{"profiling_backend", "profiling_backend", kindString}, // collect's: synthetic or torch
+	{"impl", "impl", kindString},
+	{"shape_id", "shape_id", kindString},
 	{"profiling_precision", "profiling_precision", kindString},
 	{"quant_signature", "quant_signature", kindString},
 	{"model_arch", "model_arch", kindString},

@@ -57,8 +57,9 @@ var tokenOps = []string{spec.OpAttnInputReshape, spec.OpAttnKVCacheSave, spec.Op
 //     variant true_mixed: the two kernels ran in one batch, so fit may
 //     prefer the pure rows.
 //
-// The reshape and KV-save ops take num_tokens = total_tokens (else the sum
-// of the sequences' new tokens). attn_decode cells of prefill-only rows and
+// The reshape and KV-save ops take num_tokens from the num_tokens column
+// (collect's files), else total_tokens, else the sum of the sequences' new
+// tokens. attn_decode cells of prefill-only rows and
 // attn_prefill cells of decode-only rows time an empty call and are
 // skipped (counted in the input's notes).
 func attentionRows(r *reader) (rowFunc, error) {
@@ -73,7 +74,12 @@ func attentionRows(r *reader) (rowFunc, error) {
 	mixedCol := r.use("is_mixed_batch")
 	trueCol := r.use("is_true_mixed_batch")
 	seqCol := r.use("seq_lens")
-	totalCol := r.use("total_tokens")
+	totalCol := r.use("num_tokens") // collect's: the new tokens of the batch
+	if totalCol < 0 {
+		totalCol = r.use("total_tokens")
+	} else {
+		r.use("total_tokens")
+	}
 	plCol := r.use("prefill_seq_lens")
 	pkCol := r.use("prefill_kv_cache_sizes")
 	dkCol := r.use("decode_kv_cache_sizes")

@@ -36,6 +36,10 @@ var moeExtras = []extraCol{
 	{"load_gini_coefficient", "load_gini_coefficient", kindFloat},
 	{"load_distribution", "load_distribution", kindString},
 	{"seed", "seed", kindInt},
+	{"csv_max_expert_tokens", "max_expert_tokens", kindFloat},
+	{"expert_tensor_parallel_size", "expert_tensor_parallel_size", kindInt},
+	{"ep_rank", "ep_rank", kindInt},
+	{"expert_token_counts", "expert_token_counts", kindString},
 }
 
 // moeRows reads moe.csv (and the legacy dialect with moe_gating and
@@ -45,8 +49,9 @@ var moeExtras = []extraCol{
 //     gating_runtime_context and routing_runtime_path.
 //   - moe_shuffling: num_tokens, keyed by TP, EP, local experts and routing
 //     path.
-//   - moe_grouped_gemm: (total_routed_tokens, round(tokens_per_expert_avg *
-//     max_load_ratio)) with the shuffling keys.
+//   - moe_grouped_gemm: (total_routed_tokens, max_expert_tokens) with the
+//     shuffling keys; max_expert_tokens is the column of that name (collect's
+//     files), else round(tokens_per_expert_avg * max_load_ratio).
 //
 // Legacy files: moe_gating (gating linear and top-k timed together) becomes
 // moe_gating_linear; moe_expert_* become moe_grouped_gemm (several parts
@@ -96,6 +101,8 @@ func moeRows(r *reader) (rowFunc, error) {
 	if epCol < 0 && (hasShuffle || hasGEMM) {
 		r.in.Notes = append(r.in.Notes, "no expert_parallel_size column: EP taken as 1")
 	}
+	maxExpCol := r.use("max_expert_tokens") // collect's: the second feature itself
+	rankCol := r.use("ep_rank")
 	routedCol := r.use("total_routed_tokens")
 	avgCol := r.use("tokens_per_expert_avg")
 	maxRatioCol := r.use("max_load_ratio")
@@ -163,7 +170,7 @@ func moeRows(r *reader) (rowFunc, error) {
 		if path == 0 {
 			path = standard
 		}
-		cond := r.condID("ctx=", r.tab.strs[gctx], " dist=", r.str(distCol))
+		cond := r.condID("ctx=", r.tab.strs[gctx], " dist=", r.str(distCol), " rank=", r.str(rankCol))
 		for oi, op := range order {
 			cols := parts[op]
 			if len(cols) == 0 {
@@ -206,6 +213,11 @@ func moeRows(r *reader) (rowFunc, error) {
 						return
 					}
 					maxExpert = math.Round(avg * ratio)
+					if v, present, ok := r.optNum(maxExpCol); !ok {
+						return
+					} else if present {
+						maxExpert = v
+					}
 				}
 				r.emit(recKey{op: ids[oi], tp: int32(tp), ep: int32(ep), local: int32(local), rpath: path}, []float64{routed, maxExpert}, st, varPure, phNone, cond)
 			}

@@ -7,29 +7,48 @@ import (
 )
 
 // chromeTrace writes a Chrome trace (chrome://tracing, Perfetto): one
-// process per replica with a thread per pipeline stage whose slices are the
-// engine steps (args: tokens, sequences, per-component milliseconds), a KV
-// counter per replica, and one async span per request from arrival to
-// finish with an instant at its first token. Events are streamed as they
-// happen.
+// process per engine (replica, or prefill / decode instance) with a thread
+// per pipeline stage whose slices are the engine steps (args: tokens,
+// sequences, the per-component milliseconds of the cost model), each split
+// into the host time before the forward pass, the forward pass and the
+// host time after it as far as they show in the step's wall time (launch
+// beyond the device time and host time not hidden by async scheduling); a
+// KV counter per engine; one async span per request from arrival to finish
+// with an instant at its first token; and, in a disaggregated run, one
+// process of KV links with an async span per transfer. Events are streamed
+// as they happen.
 type chromeTrace struct {
 	w        io.Writer
 	buf      []byte
 	first    bool
 	err      error
 	requests int // the pid of the requests process
+	links    int // the pid of the KV links process
+	part     [NumComponents]float64
 }
 
-func newChromeTrace(w io.Writer, replicas, stages int) *chromeTrace {
-	t := &chromeTrace{w: w, first: true, requests: replicas}
+// chromeEngine names one engine's process and its stages.
+type chromeEngine struct {
+	name   string
+	stages int
+}
+
+func newChromeTrace(w io.Writer, engines []chromeEngine, links int) *chromeTrace {
+	t := &chromeTrace{w: w, first: true, requests: len(engines), links: len(engines) + 1}
 	t.buf = append(t.buf, `{"displayTimeUnit":"ms","traceEvents":[`...)
-	for p := 0; p < replicas; p++ {
-		t.meta("process_name", p, 0, "replica "+strconv.Itoa(p))
-		for s := 0; s < stages; s++ {
+	for p, e := range engines {
+		t.meta("process_name", p, 0, e.name)
+		for s := 0; s < e.stages; s++ {
 			t.meta("thread_name", p, s, "stage "+strconv.Itoa(s))
 		}
 	}
-	t.meta("process_name", replicas, 0, "requests")
+	t.meta("process_name", len(engines), 0, "requests")
+	if links > 0 {
+		t.meta("process_name", t.links, 0, "KV links")
+		for i := 0; i < links; i++ {
+			t.meta("thread_name", t.links, i, "link of prefill "+strconv.Itoa(i))
+		}
+	}
 	t.flush()
 	return t
 }
@@ -103,7 +122,18 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 				t.buf = strconv.AppendFloat(t.buf, ms, 'g', 6, 64)
 			}
 		}
+		t.buf = append(t.buf, `,"kernels":`...)
+		t.buf = strconv.AppendInt(t.buf, int64(sp.Cost.Kernels), 10)
+		t.buf = append(t.buf, `,"cuda_graph":`...)
+		t.buf = strconv.AppendBool(t.buf, sp.Cost.Graph)
 		t.buf = append(t.buf, "}}"...)
+		// The step's parts as they show in its wall time.
+		sp.Cost.Attribute(sp.Async, sp.Overlap, &t.part)
+		hb, ha := t.part[CompHostBefore]/1e3, t.part[CompHostAfter]/1e3
+		fwdStart, fwdEnd := sp.StartS+hb, sp.EndS-ha
+		t.slice("host_before", r.Replica, s, sp.StartS, fwdStart)
+		t.slice("forward", r.Replica, s, fwdStart, fwdEnd)
+		t.slice("host_after", r.Replica, s, fwdEnd, sp.EndS)
 	}
 	t.head("C", "engine", r.Replica, 0, r.StartS)
 	t.buf = append(t.buf, `,"args":{`...)
@@ -113,6 +143,45 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 	t.buf = append(t.buf, ',')
 	t.arg("waiting", int64(r.Waiting))
 	t.buf = append(t.buf, "}}"...)
+	t.flush()
+}
+
+// slice writes a complete event from startS to endS, if it lasts.
+func (t *chromeTrace) slice(name string, pid, tid int, startS, endS float64) {
+	if !(endS > startS) {
+		return
+	}
+	t.head("X", name, pid, tid, startS)
+	t.buf = append(t.buf, `,"dur":`...)
+	t.buf = appendUs(t.buf, endS-startS)
+	t.buf = append(t.buf, '}')
+}
+
+// observeTransfer implements transferObserver: a KV transfer's async span
+// on its link, from the end of the prefill (waiting for decode blocks) to
+// its arrival.
+func (t *chromeTrace) observeTransfer(x *transfer, id int32, endS float64) {
+	span := func(ph, name string, tsS float64) {
+		t.head(ph, name, t.links, x.src, tsS)
+		t.buf = append(t.buf, `,"cat":"kv","id":`...)
+		t.buf = strconv.AppendInt(t.buf, int64(x.req.ID), 10)
+	}
+	if x.startS > x.readyS {
+		span("b", "kv_wait_for_blocks", x.readyS)
+		t.buf = append(t.buf, '}')
+		span("e", "kv_wait_for_blocks", x.startS)
+		t.buf = append(t.buf, '}')
+	}
+	span("b", "kv_transfer", x.startS)
+	t.buf = append(t.buf, `,"args":{`...)
+	t.arg("request", int64(x.req.ID))
+	t.buf = append(t.buf, ',')
+	t.arg("bytes", int64(x.bytes))
+	t.buf = append(t.buf, ',')
+	t.arg("decode_instance", int64(x.dst))
+	t.buf = append(t.buf, "}}"...)
+	span("e", "kv_transfer", endS)
+	t.buf = append(t.buf, '}')
 	t.flush()
 }
 

@@ -123,6 +123,12 @@ type disaggregation struct {
 	free              []int32
 	outputs           map[int]int // request ID -> output tokens asked, while prefilling
 	bytesPerToken     float64
+	observer          transferObserver
+}
+
+// transferObserver sees every KV transfer as it lands.
+type transferObserver interface {
+	observeTransfer(t *transfer, id int32, endS float64)
 }
 
 func newDisaggregation(m *spec.Model, d *DisaggregationConfig, col *collector, router Router, loop *Loop, prefill, decode []*engine) *disaggregation {
@@ -200,6 +206,9 @@ func (g *disaggregation) transferred(id int32, nowS float64) {
 	ms := (nowS - t.startS) * 1e3
 	g.col.kvTransfer = append(g.col.kvTransfer, ms)
 	g.col.kvBytes += t.bytes
+	if g.observer != nil {
+		g.observer.observeTransfer(t, id, nowS)
+	}
 	p := g.prefill[t.src]
 	p.sched.releaseBlocks(t.srcBlocks)
 	p.kick(nowS)

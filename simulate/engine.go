@@ -69,7 +69,8 @@ type engine struct {
 	busy       []bool
 	inflight   int
 	stageFreeS []float64
-	// stepAtS is the time of the last evStep scheduled on admission.
+	// stepAtS is the time of the evStep scheduled by kick and not yet
+	// handled (-1: none).
 	stepAtS float64
 	shape   BatchShape
 	costs   []StepCost
@@ -110,6 +111,11 @@ func (e *engine) kick(nowS float64) {
 
 // Handle implements Actor.
 func (e *engine) Handle(nowS float64, kind, arg int) {
+	if kind == evStep {
+		// A kick later at this same time (blocks freed by a KV transfer)
+		// must schedule another try.
+		e.stepAtS = -1
+	}
 	if kind == evBatchDone {
 		e.sched.complete(&e.batches[arg], nowS)
 		e.busy[arg] = false
@@ -171,7 +177,7 @@ func (e *engine) observe(b *batch, startS, endS float64) {
 	r.Tokens, r.Seqs = b.tokens, len(b.entries)
 	r.PrefillTokens, r.PrefillSeqs, r.DecodeSeqs, r.Preempted = b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted
 	r.KVBlocksUsed, r.KVBlocksTotal = e.sched.usedBlocks(), e.sched.totalBlocks
-	r.Running, r.Waiting = len(e.sched.running), e.sched.waiting.len()
+	r.Running, r.Waiting = len(e.sched.running), e.sched.waiting.len()+e.sched.ready.len()
 	e.observer.ObserveStep(r)
 }
 

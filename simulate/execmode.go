@@ -50,6 +50,8 @@ func (c captureSizes) largest() int {
 		return c.max / 8 * 8
 	case c.max >= 4:
 		return 4
+	case c.max >= 2:
+		return 2
 	}
 	return max(c.max, 0)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Outputs says where a run's files go.
@@ -47,7 +48,18 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 			files.abort()
 			return nil, err
 		}
-		chrome = newChromeTrace(chromeFile.w, len(sim.engines), sim.cfg.Layout.PP)
+		var engines []chromeEngine
+		for _, e := range sim.engines {
+			engines = append(engines, chromeEngine{name: e.role + " " + strconv.Itoa(e.id), stages: e.pp})
+		}
+		links := 0
+		if sim.disagg != nil {
+			links = len(sim.disagg.links)
+		}
+		chrome = newChromeTrace(chromeFile.w, engines, links)
+		if sim.disagg != nil {
+			sim.disagg.observer = chrome
+		}
 		sinks = append(sinks, chrome)
 		sim.addObserver(chrome)
 	}

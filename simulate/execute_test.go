@@ -31,8 +31,8 @@ func execute(t *testing.T, cfg Config, dir string, chrome bool) *Summary {
 }
 
 func sameRow(a, b RequestMetrics) bool {
-	fa := []float64{a.ArrivalS, a.FirstTokenS, a.FinishS, a.TTFTMs, a.TPOTMs, a.E2EMs, a.MeanITLMs}
-	fb := []float64{b.ArrivalS, b.FirstTokenS, b.FinishS, b.TTFTMs, b.TPOTMs, b.E2EMs, b.MeanITLMs}
+	fa := []float64{a.ArrivalS, a.FirstTokenS, a.FinishS, a.TTFTMs, a.TPOTMs, a.E2EMs, a.MeanITLMs, a.KVTransferMs}
+	fb := []float64{b.ArrivalS, b.FirstTokenS, b.FinishS, b.TTFTMs, b.TPOTMs, b.E2EMs, b.MeanITLMs, b.KVTransferMs}
 	for i := range fa {
 		if fa[i] != fb[i] && !(math.IsNaN(fa[i]) && math.IsNaN(fb[i])) {
 			return false
@@ -113,14 +113,26 @@ func TestExecuteOutputs(t *testing.T) {
 	if err := json.Unmarshal(trace, &doc); err != nil {
 		t.Fatalf("chrome trace is not JSON: %v", err)
 	}
-	steps := 0
+	// Every step slice is split into host before, forward pass and host
+	// after, which add up to it.
+	count, durUs := map[string]int{}, map[string]float64{}
 	for _, e := range doc.TraceEvents {
 		if e["ph"] == "X" {
-			steps++
+			name := e["name"].(string)
+			count[name]++
+			durUs[name] += e["dur"].(float64)
 		}
 	}
-	if int64(steps) != sum.Metrics.Steps {
-		t.Errorf("chrome trace has %d step slices, the run %d steps", steps, sum.Metrics.Steps)
+	if int64(count["step"]) != sum.Metrics.Steps {
+		t.Errorf("chrome trace has %d step slices, the run %d steps", count["step"], sum.Metrics.Steps)
+	}
+	for _, part := range []string{"host_before", "forward", "host_after"} {
+		if count[part] != count["step"] {
+			t.Errorf("%d %s slices for %d steps", count[part], part, count["step"])
+		}
+	}
+	if parts := durUs["host_before"] + durUs["forward"] + durUs["host_after"]; math.Abs(parts-durUs["step"]) > 1e-3*float64(count["step"]) {
+		t.Errorf("step parts last %g us, steps %g us", parts, durUs["step"])
 	}
 	var sb bytes.Buffer
 	if err := sum.WriteText(&sb); err != nil || !bytes.Contains(sb.Bytes(), []byte("TTFT")) {

@@ -70,7 +70,8 @@ func simulate(t *testing.T, cfg Config, rs []datasets.Request) (*Summary, *memSi
 }
 
 // price is the cost model's time of one step of shape b on every stage, in
-// seconds, for cfg.
+// seconds, for cfg (routing draws differ from a run's: use even routing to
+// compare MoE steps).
 func price(t *testing.T, cfg Config, b BatchShape) float64 {
 	t.Helper()
 	m, err := spec.LookupModel(cfg.Model)
@@ -81,7 +82,8 @@ func price(t *testing.T, cfg Config, b BatchShape) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: cfg.Layout.Normalize(), Device: d, Limits: cfg.Engine.EngineLimits, Calibration: cfg.Calibration})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: cfg.Layout.Normalize(), Device: d, Limits: cfg.Engine.EngineLimits, Calibration: cfg.Calibration,
+		ExecutionMode: cfg.Engine.ExecutionMode, MaxCaptureSize: maxCaptureSize(&cfg.Engine), MoE: cfg.MoE})
 	if err != nil {
 		t.Fatal(err)
 	}

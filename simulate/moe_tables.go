@@ -42,8 +42,10 @@ const (
 
 // routeTable holds routeSamples priced draws for one token-count bin.
 type routeTable struct {
-	moe, ep [routeSamples]float32 // cost ratios to the even load
-	extrap  [routeSamples]uint8   // bit i: routed-group op i extrapolated
+	ratio  [routeSamples][2]float32 // grouped GEMM and EP cost ratios to the even load
+	extrap [routeSamples]uint8      // bit i: routed-group op i extrapolated
+	// anyExtrap is set when some draw extrapolated.
+	anyExtrap bool
 }
 
 // routingModel draws and prices MoE routing for one cost model.
@@ -199,24 +201,36 @@ func (rm *routingModel) next() int {
 func (cm *OpCostModel) routedCost(st *stageModel, tokens int, c *StepCost) {
 	rm := cm.routing
 	e := cm.memo(&st.routed, st.routedByTokens, tokens)
-	bin := rm.binOf[tokens]
+	bin := int(rm.binOf[tokens])
+	shared := len(rm.routers) == 1
+	var t *routeTable
+	if shared {
+		t = rm.table(0, bin)
+	}
 	var sm, se float64
 	for _, ri := range st.routers {
-		t := rm.tables[ri][bin]
-		if t == nil {
-			t = rm.build(ri, int(bin))
+		if !shared {
+			t = rm.table(ri, bin)
 		}
 		j := rm.next()
-		sm += float64(t.moe[j])
-		se += float64(t.ep[j])
-		if x := t.extrap[j]; x != 0 {
-			st.routed.countExtrap(uint64(x))
+		sm += float64(t.ratio[j][0])
+		se += float64(t.ratio[j][1])
+		if t.anyExtrap && t.extrap[j] != 0 {
+			st.routed.countExtrap(uint64(t.extrap[j]))
 		}
 	}
 	n := float64(len(st.routers))
 	c.Ms[CompMoE] += e.ms[CompMoE] * sm / n
 	c.Ms[CompEPComm] += e.ms[CompEPComm] * se / n
 	c.Kernels += st.routed.kernels
+}
+
+// table returns router ri's table for bin b, building it on first use.
+func (rm *routingModel) table(ri, b int) *routeTable {
+	if t := rm.tables[ri][b]; t != nil {
+		return t
+	}
+	return rm.build(ri, b)
 }
 
 // build draws and prices the table of router ri for bin b.
@@ -232,10 +246,11 @@ func (rm *routingModel) build(ri, b int) *routeTable {
 	for j := range n {
 		rm.routers[ri].draw(rng, tokens, rm.counts)
 		m, e, mask := rm.layerCost(rm.counts)
-		t.moe[j], t.ep[j], t.extrap[j] = ratio(m, evenM), ratio(e, evenE), mask
+		t.ratio[j], t.extrap[j] = [2]float32{ratio(m, evenM), ratio(e, evenE)}, mask
+		t.anyExtrap = t.anyExtrap || mask != 0
 	}
 	for j := n; j < routeSamples; j++ {
-		t.moe[j], t.ep[j], t.extrap[j] = t.moe[j%n], t.ep[j%n], t.extrap[j%n]
+		t.ratio[j], t.extrap[j] = t.ratio[j%n], t.extrap[j%n]
 	}
 	rm.tables[ri][b] = t
 	rm.built++

@@ -436,4 +436,3 @@ func (cm *OpCostModel) ExecutionMode() string { return cm.exec }
 
 // Measurement is the measurement type of every op time of the run.
 func (cm *OpCostModel) Measurement() string { return cm.measurement }
-

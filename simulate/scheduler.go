@@ -59,6 +59,11 @@ type scheduler struct {
 	freeSlots []int32
 	running   []int32
 	waiting   deque
+	// ready holds requests whose KV cache arrived from a prefill instance
+	// into blocks reserved for them; they are scheduled before waiting
+	// ones: they need no new block to start, so nothing can stall them
+	// behind a request that waits for blocks they hold.
+	ready deque
 
 	totalBlocks, freeBlocks int
 	peakUsedBlocks          int
@@ -102,7 +107,10 @@ func (s *scheduler) admit(q *datasets.Request) int32 {
 // prefix hit, it recomputes its last prompt token to get logits, so its
 // first step schedules one token on top of the cached prompt.
 func (s *scheduler) admitTransferred(q *datasets.Request, blocks int, preemptions int32, transferMs float64) {
-	r := &s.reqs[s.admit(q)]
+	slot := s.admit(q)
+	s.waiting.popBack()
+	s.ready.pushBack(slot)
+	r := &s.reqs[slot]
 	r.computed = r.prompt - 1
 	r.blocks = int32(blocks)
 	r.preemptions = preemptions
@@ -219,8 +227,12 @@ func (s *scheduler) schedule(b *batch, shape *BatchShape) bool {
 	}
 
 	if b.preempted == 0 {
-		for s.waiting.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
-			slot := s.waiting.front()
+		for s.waiting.len()+s.ready.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
+			queue := &s.waiting
+			if s.ready.len() > 0 {
+				queue = &s.ready
+			}
+			slot := queue.front()
 			r := &s.reqs[slot]
 			if r.computed == 0 {
 				r.computed = s.cachedPrefixTokens(r)
@@ -236,7 +248,7 @@ func (s *scheduler) schedule(b *batch, shape *BatchShape) bool {
 			if !s.allocate(r, r.computed+n) {
 				break
 			}
-			s.waiting.popFront()
+			queue.popFront()
 			s.epoch++
 			r.epoch = s.epoch
 			s.running = append(s.running, slot)
@@ -357,6 +369,11 @@ func (d *deque) pushFront(v int32) {
 	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
 	d.buf[d.head] = v
 	d.size++
+}
+
+func (d *deque) popBack() int32 {
+	d.size--
+	return d.buf[(d.head+d.size)%len(d.buf)]
 }
 
 func (d *deque) popFront() int32 {

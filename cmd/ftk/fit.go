@@ -51,7 +51,7 @@ Examples:
 			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
 			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of folds, holdout and bootstrap draws"},
-			&cli.IntFlag{Name: "trees", Value: 100, Usage: "trees per forest"},
+			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
 			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
 			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},

@@ -1,0 +1,456 @@
+package simulate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// linearPred answers a + b x[0] + c x[1].
+type linearPred struct{ a, b, c float64 }
+
+func (p linearPred) PredictMs(x []float64) float64 {
+	ms := p.a + p.b*x[0]
+	if len(x) > 1 {
+		ms += p.c * x[1]
+	}
+	return ms
+}
+
+// predSet is a PredictorSet of any predictors.
+type predSet map[spec.OpKey]OpPredictor
+
+func (s predSet) Predictor(k spec.OpKey) (OpPredictor, bool) {
+	p, ok := s[k]
+	return p, ok
+}
+
+func (s predSet) Keys() []spec.OpKey {
+	var out []spec.OpKey
+	for k := range s {
+		out = append(out, k)
+	}
+	return out
+}
+
+// qwenEP8 is qwen3-30b-a3b (128 experts, top-8) at TP8/EP8: 16 experts a
+// rank, eager (no CUDA graph padding).
+func qwenEP8(t *testing.T, moe MoEConfig, preds PredictorSet) *OpCostModel {
+	t.Helper()
+	m, d := lookup(t, "qwen3-30b-a3b", "h100")
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 8, EP: 8}, Device: d, Limits: testLimits, MoE: moe, Predictors: preds, ExecutionMode: ExecEager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// Hand-worked: the grouped GEMM predictor costs 0.01 ms per routed token
+// plus 0.05 ms per token of the rank's busiest expert. Rank 0 gets 12
+// tokens, all on one expert (0.12 + 0.60 = 0.72 ms); rank 1 gets 40 tokens
+// over 10 experts (0.40 + 0.20 = 0.60 ms); rank 2 gets 48 tokens over its
+// 16 experts (0.48 + 0.15 = 0.63 ms); ranks 3-7 one token (0.06 ms). The
+// layer waits for rank 0, the slowest though not the most loaded: 0.72 ms,
+// not the mean (0.2425 ms). With an all-to-all backend, dispatch and
+// combine (1 ms per GB here) move a buffer as if every rank received rank
+// 2's 48 copies of 2048 BF16 values: 8 x 48 x 4096 bytes each.
+func TestSlowestEPRankSetsLayerTime(t *testing.T) {
+	m, _ := lookup(t, "qwen3-30b-a3b", "h100")
+	l := spec.Layout{TP: 8, EP: 8}.Normalize()
+	set := predSet{}
+	for k, p := range domainSet(m, l, testLimits, spec.KernelOnly, 0.001) {
+		set[k] = p
+	}
+	gemm := spec.OpKey{Op: spec.OpMoEGroupedGEMM, Measurement: spec.KernelOnly, TP: 8, EP: 8, LocalExperts: 16}
+	if _, ok := set[gemm]; !ok {
+		t.Fatalf("no %s in the query domain", gemm)
+	}
+	set[gemm] = linearPred{b: 0.01, c: 0.05}
+	for _, op := range []string{spec.OpEPDispatch, spec.OpEPCombine} {
+		set[spec.OpKey{Op: op, Measurement: spec.KernelOnly, TP: 8, Workers: 8}] = linearPred{b: 1e-9}
+	}
+	counts := make([]int, 128)
+	counts[0] = 12
+	for e := 16; e < 26; e++ {
+		counts[e] = 4
+	}
+	for e := 32; e < 48; e++ {
+		counts[e] = 3
+	}
+	for r := 3; r < 8; r++ {
+		counts[16*r] = 1
+	}
+	for _, tc := range []struct {
+		backend string
+		wantEP  float64
+	}{
+		{All2AllNaive, 0}, // the all-gather and reduce-scatter do not depend on routing
+		{All2AllPPLX, 2 * 8 * 48 * 2048 * 2 * 1e-9},
+	} {
+		cm := qwenEP8(t, MoEConfig{All2AllBackend: tc.backend}, set)
+		moe, ep, err := cm.LayerRoutedCost(counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(moe-0.72) > 1e-12 || math.Abs(ep-tc.wantEP) > 1e-12 {
+			t.Errorf("%s: layer grouped GEMM %g ms (want rank 0's 0.72), EP %g ms (want %g)", tc.backend, moe, ep, tc.wantEP)
+		}
+	}
+	// Moving rank 0's 12 tokens onto 12 experts makes rank 2 the slowest.
+	counts[0] = 0
+	for e := 0; e < 12; e++ {
+		counts[e] = 1
+	}
+	if moe, _, _ := qwenEP8(t, MoEConfig{}, set).LayerRoutedCost(counts); math.Abs(moe-0.63) > 1e-12 {
+		t.Errorf("grouped GEMM %g ms, want rank 2's 0.63", moe)
+	}
+}
+
+// Routing draws price every MoE layer at its slowest rank: a decode step
+// costs more in the grouped GEMM than with every expert evenly loaded, and
+// more with skewed routing than with uniform. At EP=1 the one rank holds
+// every expert and routes every copy, so the roofline (which depends only
+// on the routed copies) gives the even-load cost whatever the routing.
+func TestSkewRaisesSlowestRank(t *testing.T) {
+	m, d := lookup(t, "qwen3-30b-a3b", "h100")
+	b := decodeShape(make([]int, 32)...)
+	for i := range b.DecodeContexts {
+		b.DecodeContexts[i] = 1000
+	}
+	moeMs := func(l spec.Layout, moe MoEConfig) float64 {
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: moe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c StepCost
+		var sum float64
+		const steps = 200
+		for range steps {
+			cm.StageCost(&b, 0, &c)
+			sum += c.Ms[CompMoE]
+		}
+		return sum / steps
+	}
+	ep8 := spec.Layout{TP: 8, EP: 8}
+	even, uniform := moeMs(ep8, MoEConfig{Routing: RoutingEven}), moeMs(ep8, MoEConfig{})
+	skewed, skewed2 := moeMs(ep8, MoEConfig{Routing: RoutingSkewed}), moeMs(ep8, MoEConfig{Routing: RoutingSkewed, Skew: 2})
+	t.Logf("32-sequence decode, MoE ms per step at EP8: even %.3f, uniform %.3f, skewed s=1 %.3f, s=2 %.3f", even, uniform, skewed, skewed2)
+	if !(even < uniform && uniform < skewed && skewed < skewed2) {
+		t.Errorf("MoE ms: even %g, uniform %g, skewed %g, s=2 %g: want increasing", even, uniform, skewed, skewed2)
+	}
+	ep1 := spec.Layout{TP: 8}
+	if e, s := moeMs(ep1, MoEConfig{Routing: RoutingEven}), moeMs(ep1, MoEConfig{Routing: RoutingSkewed}); !near(e, s) {
+		t.Errorf("EP1: even %g ms, skewed %g ms: one rank holds every expert", e, s)
+	}
+}
+
+// EP=1 and EP=8 of the same load: every step takes what each layout's cost
+// model prices for it. At EP1 each GPU holds every expert, 1/8 wide, and
+// the MoE output is all-reduced; at EP8 each holds 16 whole experts, the
+// layer waits for the slowest rank and tokens cross EP dispatch and
+// combine instead of the second all-reduce.
+func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
+	load := reqs([3]float64{0, 2048, 6}, [3]float64{5, 300, 12}, [3]float64{10, 4000, 4})
+	base := testConfig()
+	base.Model = "qwen3-30b-a3b"
+	base.Engine.MaxModelLen = 8192
+	for _, routing := range []string{RoutingEven, RoutingUniform} {
+		ep1, ep8 := base, base
+		ep1.Layout, ep8.Layout = spec.Layout{TP: 8, EP: 1}, spec.Layout{TP: 8, EP: 8}
+		ep1.MoE.Routing, ep8.MoE.Routing = routing, routing
+		_, _, log1, _ := simulate(t, ep1, load)
+		_, _, log8, _ := simulate(t, ep8, load)
+		if len(log1.steps) != len(log8.steps) {
+			t.Fatalf("%s: %d steps at EP1, %d at EP8: spaced arrivals should give the same batches", routing, len(log1.steps), len(log8.steps))
+		}
+		for i := range log1.steps {
+			s1, s8 := log1.steps[i], log8.steps[i]
+			c1, c8 := s1.Stages[0].Cost, s8.Stages[0].Cost
+			if s1.Tokens != s8.Tokens || s1.DecodeSeqs != s8.DecodeSeqs {
+				t.Fatalf("%s step %d differs in batch", routing, i)
+			}
+			if !near(s1.EndS-s1.StartS, c1.TotalMs()/1e3) || !near(s8.EndS-s8.StartS, c8.TotalMs()/1e3) {
+				t.Fatalf("%s step %d: durations %g and %g s, cost models %g and %g ms", routing, i, s1.EndS-s1.StartS, s8.EndS-s8.StartS, c1.TotalMs(), c8.TotalMs())
+			}
+			if c1.Ms[CompEPComm] != 0 || !(c8.Ms[CompEPComm] > 0) || !(c1.Ms[CompTPComm] > c8.Ms[CompTPComm]) {
+				t.Errorf("%s step %d: EP comm %g / %g ms, TP all-reduce %g / %g ms at EP1 / EP8", routing, i, c1.Ms[CompEPComm], c8.Ms[CompEPComm], c1.Ms[CompTPComm], c8.Ms[CompTPComm])
+			}
+		}
+		// The first step is the 2048-token prefill alone: with even routing
+		// (no draw) it is exactly what a fresh cost model prices.
+		if routing == RoutingEven {
+			for _, c := range []struct {
+				cfg Config
+				log *stepLog
+			}{{ep1, log1}, {ep8, log8}} {
+				s := c.log.steps[0]
+				if want := price(t, c.cfg, prefillShape(2048, 0)); !near(s.EndS-s.StartS, want) {
+					t.Errorf("%s: 2048-token prefill %g s, cost model %g s", c.cfg.Layout, s.EndS-s.StartS, want)
+				}
+			}
+		}
+		t.Logf("%s routing: first prefill (2048 tokens) EP1 %.3f ms (MoE %.3f), EP8 %.3f ms (MoE %.3f, EP comm %.3f)", routing,
+			log1.steps[0].Stages[0].Cost.TotalMs(), log1.steps[0].Stages[0].Cost.Ms[CompMoE],
+			log8.steps[0].Stages[0].Cost.TotalMs(), log8.steps[0].Stages[0].Cost.Ms[CompMoE], log8.steps[0].Stages[0].Cost.Ms[CompEPComm])
+	}
+}
+
+// The uniform router's draws: every token picks top-k distinct experts;
+// counts add up; the multinomial used for large batches agrees with the
+// token-by-token draw on the slowest rank's load to within 1% at the
+// switch (64 tokens, top-8).
+func TestRouterMultinomialMatchesExact(t *testing.T) {
+	const experts, topK, ep = 128, 8, 8
+	r, err := newRouter(experts, topK, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := newDrawRNG(1, 2)
+	counts := make([]int32, experts)
+	r.draw(rng, 1, counts)
+	ones := 0
+	for _, c := range counts {
+		if c > 1 {
+			t.Fatalf("one token put %d copies on an expert", c)
+		}
+		ones += int(c)
+	}
+	if ones != topK {
+		t.Fatalf("one token reached %d experts, want %d", ones, topK)
+	}
+	maxRank := func(counts []int32) float64 {
+		best := int32(0)
+		for k := 0; k < ep; k++ {
+			var s int32
+			for _, c := range counts[k*16 : (k+1)*16] {
+				s += c
+			}
+			best = max(best, s)
+		}
+		return float64(best)
+	}
+	const tokens, draws = 64, 20000
+	var exact, multi float64
+	for range draws {
+		r.drawExact(rng, tokens, counts)
+		exact += maxRank(counts)
+		clear(counts)
+		r.drawMultinomial(rng, tokens, counts)
+		var total int32
+		for _, c := range counts {
+			total += c
+		}
+		if total != tokens*topK {
+			t.Fatalf("multinomial routed %d copies, want %d", total, tokens*topK)
+		}
+		multi += maxRank(counts)
+		clear(counts)
+	}
+	exact, multi = exact/draws, multi/draws
+	even := float64(tokens * topK / ep)
+	t.Logf("64 tokens: slowest of 8 ranks routes %.2f copies (token by token), %.2f (multinomial); even share %.0f", exact, multi, even)
+	if math.Abs(multi-exact)/exact > 0.01 || !(exact > even*1.1) {
+		t.Errorf("slowest rank %g (exact) vs %g (multinomial), even %g", exact, multi, even)
+	}
+}
+
+// The inclusion probabilities of successive sampling (Rosen's
+// approximation) match a Monte Carlo count of the skewed router to 3%.
+func TestSuccessiveInclusion(t *testing.T) {
+	const experts, topK, tokens = 128, 8, 200000
+	w := zipfWeights(experts, 1)
+	r, err := newRouter(experts, topK, w, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int32, experts)
+	r.drawExact(newDrawRNG(3, 4), tokens, counts)
+	var sum float64
+	for i, p := range r.incl {
+		sum += p
+		if mc := float64(counts[i]) / tokens; math.Abs(mc-p) > 0.03*p+0.002 {
+			t.Errorf("expert %d: inclusion %g approximated, %g counted", i, p, mc)
+		}
+	}
+	if math.Abs(sum-topK) > 1e-6 {
+		t.Errorf("inclusion probabilities add up to %g, want %d", sum, topK)
+	}
+}
+
+// A replayed histogram whose every token went to rank 0's experts puts
+// the whole batch on rank 0: the layer costs what rank 0 routing all T x k
+// copies costs. Bad histograms are refused with file, line and column.
+func TestReplayHistogram(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("layer,expert,tokens\n")
+	for e := 0; e < 16; e++ {
+		b.WriteString("0," + strconv.Itoa(e) + ",100\n")
+	}
+	path := filepath.Join(dir, "hist.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, d := lookup(t, "qwen3-30b-a3b", "h100")
+	h, err := ReadExpertHistogram(path, m.NumExperts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := spec.Layout{TP: 8, EP: 8}
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits,
+		MoE: MoEConfig{Routing: RoutingReplay, Histogram: path}, Histogram: h, ExecutionMode: ExecEager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten tokens send 80 copies, all to rank 0; evenly, each rank gets 10.
+	counts, evenCounts := make([]int, 128), make([]int, 128)
+	for e := range counts[:16] {
+		counts[e] = 5
+	}
+	for r := 0; r < 8; r++ {
+		for e := 0; e < 10; e++ {
+			evenCounts[16*r+e] = 1
+		}
+	}
+	want, _, _ := cm.LayerRoutedCost(counts)
+	evenLayer, _, _ := cm.LayerRoutedCost(evenCounts)
+	b10 := decodeShape(1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+	var c, ce StepCost
+	cm.StageCost(&b10, 0, &c)
+	qwenEP8(t, MoEConfig{Routing: RoutingEven}, nil).StageCost(&b10, 0, &ce)
+	// Ratios are stored as float32: agreement to 1e-6.
+	if got, want := c.Ms[CompMoE]-ce.Ms[CompMoE], 48*(want-evenLayer); math.Abs(got-want) > 1e-6*want || !(want > 0) {
+		t.Errorf("replayed step's grouped GEMMs exceed the even load by %g ms, want 48 x (rank 0 with all 80 copies - even) = %g ms", got, want)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"no tokens column", "layer,expert\n0,1\n", `missing column "tokens"`},
+		{"expert out of range", "layer,expert,tokens\n0,128,5\n", "line 2 column expert"},
+		{"negative tokens", "layer,expert,tokens\n0,1,5\n0,2,-1\n", "line 3 column tokens"},
+		{"duplicate", "layer,expert,tokens\n0,1,5\n0,1,6\n", "line 3: layer 0 expert 1 listed twice"},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
+		os.WriteFile(p, []byte(tc.body), 0o644)
+		if _, err := ReadExpertHistogram(p, 128); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// Fewer than top-k experts with tokens cannot be a top-k routing.
+	few := filepath.Join(dir, "few.csv")
+	os.WriteFile(few, []byte("layer,expert,tokens\n3,0,5\n3,1,5\n"), 0o644)
+	cfg := testConfig()
+	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
+	cfg.MoE = MoEConfig{Routing: RoutingReplay, Histogram: few}
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "fewer than top-k") {
+		t.Errorf("a 2-expert histogram: %v", err)
+	}
+}
+
+// The gating predictors are asked in the prefill_hot context; a bundle with
+// only standalone_legacy gating rows is not used for them (roofline, and
+// the summary says why); MoE keys match a predictor of any routing path,
+// preferring standard_fused_topk, and the match is reported.
+func TestGatingContextAndRoutingPath(t *testing.T) {
+	m, _ := lookup(t, "qwen3-30b-a3b", "h100")
+	l := spec.Layout{TP: 8, EP: 8}.Normalize()
+	set := predSet{}
+	for k, p := range domainSet(m, l, testLimits, spec.KernelOnly, 0.002) {
+		set[k] = p
+	}
+	for k, p := range set {
+		if spec.OpFamily(k.Op) != spec.FamilyMoE {
+			continue
+		}
+		delete(set, k)
+		if k.GatingContext == spec.GatingPrefillHot {
+			k.GatingContext = spec.GatingStandalone
+		}
+		k.RoutingPath = "uniform_topk"
+		set[k] = p
+	}
+	cm := qwenEP8(t, MoEConfig{}, set)
+	r := cm.Report()
+	if len(r.GatingContexts) != 2 {
+		t.Fatalf("gating contexts %+v", r.GatingContexts)
+	}
+	for _, g := range r.GatingContexts {
+		if g.Context != spec.GatingPrefillHot || g.Source != "roofline" || !strings.Contains(g.Note, spec.GatingStandalone) {
+			t.Errorf("gating %+v: want prefill_hot from the roofline, standalone_legacy named and not used", g)
+		}
+	}
+	matched := map[string]bool{}
+	for _, k := range r.MatchedKeys {
+		matched[strings.SplitN(k.Asked, "[", 2)[0]] = strings.Contains(k.Used, "routing=uniform_topk")
+	}
+	if !matched[spec.OpMoEShuffling] || !matched[spec.OpMoEGroupedGEMM] {
+		t.Errorf("matched keys %+v: want shuffling and grouped GEMM on uniform_topk", r.MatchedKeys)
+	}
+	// With standard_fused_topk present too, it is preferred; prefill_hot
+	// gating is used.
+	for k, p := range set {
+		if spec.OpFamily(k.Op) != spec.FamilyMoE {
+			continue
+		}
+		k.RoutingPath = routingStandardPath
+		if k.GatingContext == spec.GatingStandalone {
+			k.GatingContext = spec.GatingPrefillHot
+		}
+		set[k] = p
+	}
+	r = qwenEP8(t, MoEConfig{}, set).Report()
+	for _, g := range r.GatingContexts {
+		if !strings.Contains(g.Source, "ctx=prefill_hot") || !strings.Contains(g.Source, routingStandardPath) {
+			t.Errorf("gating %+v: want the prefill_hot standard_fused_topk predictor", g)
+		}
+	}
+	for _, k := range r.MatchedKeys {
+		if !strings.Contains(k.Used, routingStandardPath) {
+			t.Errorf("matched %+v: want standard_fused_topk preferred", k)
+		}
+	}
+}
+
+// A full MoE run with skewed routing and an all-to-all backend keeps every
+// engine invariant, and the summary lists routing, backend and the tables
+// built.
+func TestMoERunInvariants(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
+	cfg.MoE = MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllDeepEPLL, Seed: 3}
+	cfg.Engine.MaxNumSeqs = 32
+	cfg.Engine.MaxModelLen = 4096
+	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
+	src, _, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[int]int{}
+	var rs []datasets.Request
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		asked[r.ID] = r.OutputTokens
+		rs = append(rs, r)
+	}
+	sink := &memSink{}
+	sim, err := New(cfg, Options{Requests: sink, Observer: &checkSteps{t: t, cfg: cfg.Engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(NewSliceSource(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, sum, sink.rows, asked, sim)
+	mo := sum.CostModel.MoE
+	if mo == nil || mo.Routing != RoutingSkewed || mo.Skew != 1 || mo.All2AllBackend != "all-to-all" || mo.RoutingTables == 0 || mo.Method == "" {
+		t.Errorf("MoE report %+v", mo)
+	}
+	if sum.Config.MoE.All2AllBackend != All2AllDeepEPLL || sum.Config.MoE.Routing != RoutingSkewed {
+		t.Errorf("config MoE %+v", sum.Config.MoE)
+	}
+}
