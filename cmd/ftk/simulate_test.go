@@ -90,3 +90,99 @@ func TestSimulateBadInput(t *testing.T) {
 		})
 	}
 }
+
+// An MoE run in eager mode prints where step time goes (device ops, launch
+// beyond the GPU, host time); the same run with CUDA graphs replays its
+// decode steps; the config records both.
+func TestSimulateMoEBreakdown(t *testing.T) {
+	for _, mode := range []string{"eager", "cuda-graph"} {
+		dir := t.TempDir()
+		out, errOut, code := ftk(t, "simulate", "--model", "qwen3-30b-a3b", "--device", "h100", "--tp", "8", "--ep", "8",
+			"--execution-mode", mode, "--breakdown", "--moe-routing", "skewed", "--all2all-backend", "pplx",
+			"--workload", "fixed:512x32", "--rate", "8", "--num-requests", "40", "--seed", "1", "-o", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, errOut)
+		}
+		for _, want := range []string{"step time, replica engines", "moe", "ep_comm", "launch (beyond GPU)", "host before", "host after",
+			"host-bound", "CUDA-graph replays", "routing skewed (Zipf exponent 1)", "EP communication all-to-all", "prefill_hot", "default host model"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", mode, want, out)
+			}
+		}
+		sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		graphs := sum.Breakdown[0].GraphSteps
+		if sum.Config.Engine.ExecutionMode != mode || sum.CostModel.ExecutionMode != mode || (graphs > 0) != (mode == "cuda-graph") {
+			t.Errorf("%s: config %q, cost model %q, %d graph steps", mode, sum.Config.Engine.ExecutionMode, sum.CostModel.ExecutionMode, graphs)
+		}
+	}
+}
+
+// A disaggregated run with per-instance layouts and a KV link.
+func TestSimulateDisaggregated(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--mode", "disaggregated", "--prefill-tp", "2",
+		"--decode-instances", "2", "--kv-link-gbps", "25", "--kv-link-latency-us", "80", "--async-scheduling", "--breakdown",
+		"--workload", "fixed:1024x32", "--rate", "10", "--num-requests", "50", "--seed", "3", "-o", dir, "--chrome-trace", filepath.Join(dir, "trace.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"disaggregated: 1 prefill instance(s) TP2/PP1/EP1/DP1, 2 decode instance(s) TP1/PP1/EP1/DP1",
+		"25 GB/s", "KV transfer", "step time, prefill engines", "step time, decode engines", "wait for decode blocks", "50 arrived, 50 completed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sum.Config.Disaggregation
+	if d.PrefillLayout.TP != 2 || d.DecodeLayout.TP != 1 || d.DecodeInstances != 2 || d.KVLinkGBps != 25 || !sum.Config.Engine.AsyncScheduling {
+		t.Errorf("config %+v", sum.Config)
+	}
+	// The run's config.yaml reproduces it.
+	dir2 := t.TempDir()
+	if _, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, simulate.ConfigFile), "-o", dir2); code != 0 {
+		t.Fatalf("rerun exit %d: %s", code, errOut)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, simulate.RequestsCSVFile))
+	b, _ := os.ReadFile(filepath.Join(dir2, simulate.RequestsCSVFile))
+	if string(a) != string(b) {
+		t.Error("rerunning config.yaml gave different requests.csv")
+	}
+}
+
+func TestSimulateNewOptionsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "hist.csv")
+	if err := os.WriteFile(hist, []byte("layer,expert,tokens\n0,1,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--workload", "fixed:10x10", "--num-requests", "1"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown execution mode", []string{"--model", "llama-3.1-8b", "--execution-mode", "graphs"}, "unknown execution_mode"},
+		{"replay without histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay"}, "needs a histogram"},
+		{"bad histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay", "--moe-histogram", hist}, "hist.csv line 2 column tokens"},
+		{"unknown backend", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--all2all-backend", "mpi"}, "unknown all2all_backend"},
+		{"unknown mode", []string{"--model", "llama-3.1-8b", "--mode", "split"}, "unknown mode"},
+		{"instance layout", []string{"--model", "llama-3.1-8b", "--mode", "disaggregated", "--decode-tp", "3"}, "decode instances"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			_, errOut, code := ftk(t, append(append([]string{"simulate", "-o", out}, tc.args...), base...)...)
+			if code != 1 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q (want %q)", code, errOut, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a failed run created %s", out)
+			}
+		})
+	}
+}
