@@ -12,9 +12,11 @@ import (
 )
 
 // FromDataset selects the samples of one measurement type from a profile
-// dataset. Every sample becomes a row of its operator key; the sweep group
-// of a row is its variant (pure, mixed, true_mixed), so reduced batches
-// never silently merge with single-sequence shapes they disagree with.
+// dataset. Every sample becomes a row of its operator key; the group of a
+// row is its variant (pure, mixed, true_mixed), so reduced batches never
+// silently merge with single-sequence shapes they disagree with (see
+// resolveConflicts). Samples of 0 ms are kept (a KERNEL_ONLY reshape
+// launches no kernel); negative or non-finite times are refused.
 func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
 	if ds == nil || len(ds.Samples) == 0 {
 		return nil, errors.New("fit: the dataset has no samples")
@@ -42,7 +44,7 @@ func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
 			ts.Ops = append(ts.Ops, OpRows{Key: s.Key})
 		}
 		ts.Ops[i].Rows = append(ts.Ops[i].Rows, Row{
-			X: s.Features, TimeMs: s.MedianMs, Group: s.Variant, Conflict: s.Conflict, Source: s.Source, Line: s.Line,
+			X: s.Features, TimeMs: s.MedianMs, Group: s.Variant, Source: s.Source, Line: s.Line,
 		})
 	}
 	if len(ts.Ops) == 0 {

@@ -21,9 +21,6 @@ type Row struct {
 	// share it); empty when unknown. Conflicting sweeps of one operator
 	// are resolved by group (see resolveConflicts).
 	Group string
-	// Conflict marks a shape measured more than once with disagreeing
-	// timings (ingest's duplicate check).
-	Conflict bool
 	// Source and Line locate the row in the raw profile, for messages.
 	Source string
 	Line   int

@@ -13,14 +13,26 @@
 //     paged KV cache, preemption by recompute) is separate from its timing
 //     mechanics (engine.go: steps, pipeline stages, batches in flight).
 //   - CostModel prices one engine step on one pipeline stage and returns a
-//     breakdown by component (StepCost). The op cost model walks the per-GPU
-//     operator list of the layers (spec.LayerOps) and asks, per operator,
+//     breakdown by component (StepCost), the step being host time before,
+//     max(device, launch), host time after (DESIGN section 2). The op cost
+//     model walks the per-GPU operator list of the layers (spec.LayerOps)
+//     and asks, per operator,
 //     a profiled predictor (PredictorSet, from a fit bundle) or the built-in
-//     roofline device model (spec.Roofline).
+//     roofline device model (spec.Roofline). MoE layers draw per-expert
+//     token counts every step and wait for the slowest EP rank
+//     (moe_router.go, moe_tables.go); the launch term follows the execution
+//     mode (execmode.go: eager, CUDA graph, piecewise); host time comes from
+//     a CPU-overhead profile, a calibration or spec's default host model
+//     (host.go). With async scheduling the engine hides host time behind
+//     the forward pass before it (StepCost.WallMs).
 //   - Router spreads arriving requests over replicas; Source yields the
 //     arrivals one at a time, so a trace of any length runs in bounded memory.
+//   - In a disaggregated run (disagg.go) prefill instances run prompts and
+//     hand each request's KV cache over a shared link (kvlink.go) to a
+//     decode instance that has blocks for it.
 //
 // Metrics follow spec (TTFT, TPOT, ITL, E2E, percentiles) and are written as
 // per-request CSV and Arrow files, a summary JSON that embeds the full
-// configuration, and optionally a Chrome trace.
+// configuration and the step-time breakdown by component, and optionally a
+// Chrome trace.
 package simulate

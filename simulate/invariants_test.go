@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // checkSteps fails on any step that breaks the engine limits.
@@ -158,28 +159,34 @@ func TestSplitwiseConvTrace(t *testing.T) {
 }
 
 // The per-step hot path (scheduling, pricing, completing, metrics) does not
-// allocate once the run is warm.
+// allocate once the run is warm: for a dense model, and for an MoE model
+// whose routing tables for the run's token counts are built.
 func TestStepDoesNotAllocate(t *testing.T) {
-	cfg := testConfig()
-	cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
-	src, _, err := OpenSource(cfg.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim.src = src
-	sim.scheduleNext()
-	for i := 0; i < 50000; i++ {
-		sim.loop.Step()
-	}
-	before := sim.engines[0].steps
-	if allocs := testing.AllocsPerRun(20000, func() { sim.loop.Step() }); allocs != 0 {
-		t.Errorf("%g allocations per event", allocs)
-	}
-	if sim.engines[0].steps-before < 1000 || sim.err != nil {
-		t.Errorf("only %d steps measured (err %v)", sim.engines[0].steps-before, sim.err)
+	moe := testConfig()
+	moe.Model, moe.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
+	moe.MoE = MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX}
+	moe.Engine.AsyncScheduling = true
+	for _, cfg := range []Config{testConfig(), moe} {
+		cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
+		src, _, err := OpenSource(cfg.Workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim, err := New(cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.src = src
+		sim.scheduleNext()
+		for i := 0; i < 50000; i++ {
+			sim.loop.Step()
+		}
+		before := sim.engines[0].steps
+		if allocs := testing.AllocsPerRun(20000, func() { sim.loop.Step() }); allocs != 0 {
+			t.Errorf("%s: %g allocations per event", cfg.Model, allocs)
+		}
+		if sim.engines[0].steps-before < 1000 || sim.err != nil {
+			t.Errorf("%s: only %d steps measured (err %v)", cfg.Model, sim.engines[0].steps-before, sim.err)
+		}
 	}
 }

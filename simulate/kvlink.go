@@ -15,9 +15,10 @@ type kvLink struct {
 	// remaining returns a pointer to the bytes transfer t has left.
 	remaining func(t int32) *float64
 
-	active  []int32
-	lastS   float64
-	version int32
+	active   []int32
+	finished []int32
+	lastS    float64
+	version  int32
 }
 
 // Link event kinds.
@@ -43,16 +44,16 @@ func (k *kvLink) Handle(nowS float64, kind, arg int) {
 		}
 		k.progress(nowS)
 		kept := k.active[:0]
-		var finished []int32
+		k.finished = k.finished[:0]
 		for _, t := range k.active {
 			if *k.remaining(t) <= 1 { // within a byte: float rounding
-				finished = append(finished, t)
+				k.finished = append(k.finished, t)
 			} else {
 				kept = append(kept, t)
 			}
 		}
 		k.active = kept
-		for _, t := range finished {
+		for _, t := range k.finished {
 			k.done(t, nowS)
 		}
 	}
