@@ -48,5 +48,8 @@ pipeline: build
 	$(BIN) simulate --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --bundle $(RUN)/bundle.arrow \
 		--workload $(WORKLOAD) --rate $(RATE) --num-requests $(REQUESTS) --seed 1 --breakdown -o $(RUN)/sim
 
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseRow -fuzztime 20s ./ingest/
+
 clean:
 	rm -rf bin $(RUN)

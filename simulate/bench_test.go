@@ -30,77 +30,21 @@ const vidurRequestsPerCPUSecond = 250
 // requests.csv, requests.arrow, summary.json and config.yaml.
 func BenchmarkSplitwiseConv(b *testing.B) {
 	cfg := testConfig()
-	benchTrace(b, "dense llama-3.1-8b TP1", cfg, true)
-}
-
-// BenchmarkSplitwiseConvMoE replays the same trace on qwen3-30b-a3b at
-// TP8/EP8 (128 experts, top-8), with uniform routing and the naive
-// backend, and with skewed routing and an all-to-all backend (dispatch and
-// combine drawn too): every step draws a routing for each of the 48 MoE
-// layers.
-func BenchmarkSplitwiseConvMoE(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		moe  MoEConfig
-	}{
-		{"uniform", MoEConfig{}},
-		{"skewed-all2all", MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			cfg := testConfig()
-			cfg.Model = "qwen3-30b-a3b"
-			cfg.Layout = spec.Layout{TP: 8, EP: 8}
-			cfg.MoE = tc.moe
-			benchTrace(b, "MoE qwen3-30b-a3b TP8/EP8 "+tc.name, cfg, false)
-		})
-	}
-}
-
-// BenchmarkSplitwiseConvDisaggregated replays the same trace on
-// llama-3.1-8b with one prefill and two decode instances (TP1), every
-// request's KV cache crossing a 50 GB/s link.
-func BenchmarkSplitwiseConvDisaggregated(b *testing.B) {
-	cfg := testConfig()
-	cfg.Mode = ModeDisaggregated
-	cfg.Disaggregation = DisaggregationConfig{PrefillInstances: 1, DecodeInstances: 2}
-	benchTrace(b, "disaggregated llama-3.1-8b 1P2D", cfg, false)
-}
-
-// benchTrace replays the Splitwise conversation trace with cfg and reports
-// requests and steps per CPU-second, for the simulation alone ("core") and,
-// when withOutputs, with every output file written ("outputs").
-func benchTrace(b *testing.B, label string, cfg Config, withOutputs bool) {
 	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
 	rs, err := datasets.ReadTrace(cfg.Workload.Trace)
 	if err != nil {
 		b.Fatal(err)
 	}
-	modes := []bool{false}
-	if withOutputs {
-		modes = append(modes, true)
-	}
-	for _, outputs := range modes {
+	for _, withOutputs := range []bool{false, true} {
 		name := "core"
-		if outputs {
+		if withOutputs {
 			name = "outputs"
 		}
 		b.Run(name, func(b *testing.B) {
 			var requests, steps int64
 			cpu0 := cpuSeconds(b)
 			for i := 0; i < b.N; i++ {
-				var sum *Summary
-				var err error
-				if outputs {
-					sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
-				} else {
-					var sim *Simulation
-					if sim, err = New(cfg, Options{}); err == nil {
-						sum, err = sim.Run(NewSliceSource(rs))
-					}
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+				sum := runTrace(b, cfg, rs, withOutputs)
 				requests += int64(sum.Metrics.Arrived)
 				steps += sum.Metrics.Steps
 			}
@@ -108,9 +52,89 @@ func benchTrace(b *testing.B, label string, cfg Config, withOutputs bool) {
 			rps, sps := float64(requests)/cpu, float64(steps)/cpu
 			b.ReportMetric(rps, "requests/CPU-s")
 			b.ReportMetric(sps, "steps/CPU-s")
-			fmt.Printf("simulate splitwise_conv, %s (%s): %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s (%.0fx Vidur's %d), %.0f steps/CPU-s\n",
-				label, name, requests, steps, cpu, rps, rps/vidurRequestsPerCPUSecond, vidurRequestsPerCPUSecond, sps)
+			fmt.Printf("simulate splitwise_conv (%s): %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s (%.0fx Vidur's %d), %.0f steps/CPU-s\n",
+				name, requests, steps, cpu, rps, rps/vidurRequestsPerCPUSecond, vidurRequestsPerCPUSecond, sps)
 		})
+	}
+}
+
+// runTrace simulates rs with cfg, writing every output file when asked.
+func runTrace(b *testing.B, cfg Config, rs []datasets.Request, withOutputs bool) *Summary {
+	var sum *Summary
+	var err error
+	if withOutputs {
+		sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
+	} else {
+		var sim *Simulation
+		if sim, err = New(cfg, Options{}); err == nil {
+			sum, err = sim.Run(NewSliceSource(rs))
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sum
+}
+
+// BenchmarkSplitwiseConvVsDense replays the Splitwise conversation trace
+// with the MoE and disaggregated engines and compares their requests per
+// CPU-second with the dense run's: qwen3-30b-a3b at TP8/EP8 (128 experts,
+// top-8; every step draws a routing for each of 48 MoE layers) with uniform
+// routing and the naive backend, and with skewed routing and an all-to-all
+// backend; llama-3.1-8b disaggregated with one prefill and one or two
+// decode instances (every request's KV cache crossing a link). The
+// variants run in turn within each iteration, so that load from other
+// processes falls on all of them alike. The target is at least half the
+// dense figure.
+func BenchmarkSplitwiseConvVsDense(b *testing.B) {
+	trace := sharedDir + "/traces/splitwise_conv.csv"
+	rs, err := datasets.ReadTrace(trace)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dense := testConfig()
+	moe := func(m MoEConfig) Config {
+		c := testConfig()
+		c.Model, c.Layout, c.MoE = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}, m
+		return c
+	}
+	disagg := func(p, d int) Config {
+		c := testConfig()
+		c.Mode = ModeDisaggregated
+		c.Disaggregation = DisaggregationConfig{PrefillInstances: p, DecodeInstances: d}
+		return c
+	}
+	variants := []struct {
+		name string
+		cfg  Config
+	}{
+		{"dense llama-3.1-8b TP1", dense},
+		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(MoEConfig{})},
+		{"MoE qwen3-30b-a3b TP8/EP8 skewed all-to-all", moe(MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX})},
+		{"disaggregated llama-3.1-8b 1P1D", disagg(1, 1)},
+		{"disaggregated llama-3.1-8b 1P2D", disagg(1, 2)},
+	}
+	cpu := make([]float64, len(variants))
+	requests, steps := make([]int64, len(variants)), make([]int64, len(variants))
+	for i := 0; i < b.N; i++ {
+		for v := range variants {
+			cfg := variants[v].cfg
+			cfg.Workload = WorkloadConfig{Trace: trace}
+			cpu0 := cpuSeconds(b)
+			sum := runTrace(b, cfg, rs, false)
+			cpu[v] += cpuSeconds(b) - cpu0
+			requests[v] += int64(sum.Metrics.Arrived)
+			steps[v] += sum.Metrics.Steps
+		}
+	}
+	denseRPS := float64(requests[0]) / cpu[0]
+	for v, x := range variants {
+		rps := float64(requests[v]) / cpu[v]
+		if v > 0 {
+			b.ReportMetric(rps/denseRPS, fmt.Sprintf("x-dense(%d)", v))
+		}
+		fmt.Printf("simulate splitwise_conv, %s: %d requests, %d steps in %.3f CPU-s: %.0f requests/CPU-s, %.2f of dense, %.0f steps/CPU-s\n",
+			x.name, requests[v], steps[v], cpu[v], rps, rps/denseRPS, float64(steps[v])/cpu[v])
 	}
 }
 

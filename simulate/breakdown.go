@@ -20,13 +20,24 @@ type breakdownAcc struct {
 func (b *breakdownAcc) add(c *StepCost, async, overlap bool, wallMs float64) {
 	b.stageSteps++
 	b.wallMs += wallMs
-	c.Attribute(async, overlap, &b.part)
-	for i := range b.part {
-		b.attributed[i] += b.part[i]
-		b.modelled[i] += c.Ms[i]
+	for i, ms := range c.Ms {
+		b.modelled[i] += ms
 	}
-	if c.Ms[CompLaunch] > c.DeviceMs() {
+	// Device components show in full; only launch and host time can hide.
+	hb, ha, launch := c.Ms[CompHostBefore], c.Ms[CompHostAfter], c.Ms[CompLaunch]
+	d := c.DeviceMs()
+	if launch > d {
 		b.hostBound++
+		b.attributed[CompLaunch] += launch - d
+	}
+	switch {
+	case !async:
+		b.attributed[CompHostBefore] += hb
+		b.attributed[CompHostAfter] += ha
+	default:
+		c.Attribute(async, overlap, &b.part)
+		b.attributed[CompHostBefore] += b.part[CompHostBefore]
+		b.attributed[CompHostAfter] += b.part[CompHostAfter]
 	}
 	if c.Graph {
 		b.graph++
@@ -73,6 +84,7 @@ type Breakdown struct {
 }
 
 func (b *breakdownAcc) report(role string) Breakdown {
+	copy(b.attributed[:numDeviceComponents], b.modelled[:numDeviceComponents])
 	r := Breakdown{Role: role, StageSteps: b.stageSteps, WallMs: b.wallMs, HostBoundSteps: b.hostBound, GraphSteps: b.graph}
 	n := float64(max(b.stageSteps, 1))
 	for c := Component(0); c < NumComponents; c++ {

@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +107,73 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+// A CPU-overhead profile in the FORMATS.md schema, ingested and fitted as
+// HOST_WALL predictors, prices the host side of every step: a decode step
+// of b sequences spends schedule + prepare inputs before the forward pass
+// and sampler + output processing after it, as the profile says.
+func TestRunWithHostBundle(t *testing.T) {
+	dir := t.TempDir()
+	schedule := func(b, p float64) float64 { return 0.1 + 0.002*b + 1e-6*p }
+	prepare := func(b, p float64) float64 { return 0.15 + 0.003*b + 1e-5*p }
+	sampler := func(b float64) float64 { return 0.2 + 0.001*b }
+	process := func(b float64) float64 { return 0.05 + 0.004*b }
+	var sb strings.Builder
+	sb.WriteString("model_name,batch_size,tensor_parallel_degree,num_prefill_tokens,num_decode_tokens,scheduling_mode," +
+		"schedule_mean,schedule_median,sampler_e2e_mean,sampler_e2e_median,prepare_inputs_e2e_mean,prepare_inputs_e2e_median," +
+		"process_model_outputs_mean,process_model_outputs_median,ray_comm_time_mean\n")
+	for _, b := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256} {
+		for _, p := range []int{0, 512, 2048, 8192} {
+			d := b
+			if p > 0 {
+				d = b - 1
+			}
+			fb, fp := float64(b), float64(p)
+			fmt.Fprintf(&sb, "llama-3.1-8b,%d,1,%d,%d,sync,%g,%g,%g,%g,%g,%g,%g,%g,0\n", b, p, d,
+				schedule(fb, fp), schedule(fb, fp), sampler(fb), sampler(fb), prepare(fb, fp), prepare(fb, fp), process(fb), process(fb))
+		}
+	}
+	csvPath := filepath.Join(dir, "profiles", "cpu_overhead.csv")
+	os.MkdirAll(filepath.Dir(csvPath), 0o755)
+	if err := os.WriteFile(csvPath, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Ingest([]string{filepath.Dir(csvPath)}, filepath.Join(dir, "dataset"), ingest.Options{Device: "h100", Model: "llama-3.1-8b"}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ingest.Load(filepath.Join(dir, "dataset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := fit.FromDataset(ds, spec.HostWall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fit.Fit(ts, fit.Options{Seed: 1, Trees: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "host.bundle.arrow")
+	if err := b.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.HostBundle = path
+	sum, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 300, 6}, [3]float64{0, 300, 6}, [3]float64{0, 300, 6}, [3]float64{0, 300, 6}))
+	if sum.CostModel.HostSource != HostFromProfile || !strings.Contains(sum.CostModel.HostNote, "4 of 5 host parts") {
+		t.Errorf("host %s: %s", sum.CostModel.HostSource, sum.CostModel.HostNote)
+	}
+	last := log.steps[len(log.steps)-1].Stages[0].Cost // 4 sequences decoding
+	before, after := schedule(4, 0)+prepare(4, 0), sampler(4)+process(4)
+	if math.Abs(last.Ms[CompHostBefore]-before) > 0.05*before || math.Abs(last.Ms[CompHostAfter]-after) > 0.05*after {
+		t.Errorf("decode of 4: host %g + %g ms, profile says %g + %g", last.Ms[CompHostBefore], last.Ms[CompHostAfter], before, after)
+	}
+	// A bundle of device op times is not a host bundle.
+	cfg.HostBundle = fitBundle(t)
+	cfg.Model, cfg.Engine.MaxModelLen = "llama-2-7b", 4096
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "HOST_WALL") {
+		t.Errorf("a CUDA_EVENT bundle as host bundle: %v", err)
 	}
 }

@@ -129,7 +129,8 @@ func TestDecodeWaitsForBlocks(t *testing.T) {
 }
 
 // A randomized disaggregated run with tight limits (two prefill and three
-// decode instances, small KV caches, least-loaded routing): every request
+// decode instances, small KV caches, least-loaded routing, async
+// scheduling): every request
 // completes with the tokens it asked for, every block of every instance
 // comes back, Little's law holds, and the Chrome trace shows each transfer.
 func TestDisaggregatedRunInvariants(t *testing.T) {
@@ -140,6 +141,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	cfg.Engine.MaxNumSeqs = 32
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Engine.NumGPUBlocksOverride = 400
+	cfg.Engine.AsyncScheduling = true
 	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 1500, Seed: 11}
 	src, _, err := OpenSource(cfg.Workload)
 	if err != nil {
@@ -161,6 +163,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkConservation(t, sum, sink.rows, asked, sim)
+	checkBreakdown(t, sum)
 	kv := sum.Metrics.KVTransfer
 	if kv == nil || kv.TransferMs.Count != sum.Metrics.Completed || !(kv.WaitMs.P99 > 0) || sum.Metrics.Preemptions == 0 {
 		t.Errorf("KV transfers %+v for %d completed, %d preemptions: want every request transferred, some waiting for blocks, some preemptions", kv, sum.Metrics.Completed, sum.Metrics.Preemptions)

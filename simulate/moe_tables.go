@@ -23,10 +23,12 @@ import (
 //     the step's tokens (cached per token count like every token-priced op).
 //
 // Tables are built when a token count is first seen: one per count up to
-// exactBins tokens, then one per bin of counts binGrowth wide (3.1%), drawn
-// at the bin's geometric centre. Within a bin only the ratio is shared; the
-// even-load cost is the step's own, so the error is the change of the
-// imbalance ratio across 3% of tokens (it shrinks as 1/sqrt(T)). With n
+// exactBins tokens, then one per bin of counts binGrowth wide (6.25%),
+// drawn at the bin's geometric centre. Within a bin only the ratio is
+// shared; the even-load cost is the step's own, so the error is the change
+// of the imbalance ratio within 3% of the centre: the slowest rank's excess
+// over its share falls as 1/sqrt(T), so it moves by 1.5% of itself (at 64
+// tokens, where the excess is about 16%, by 0.25% of the load). With n
 // draws a table's mean ratio is within sigma/sqrt(n) of the routing's,
 // where sigma is the spread of the slowest rank's cost between draws: a
 // table holds 64 draws, or 16 (each stored four times) when a step routes
@@ -37,7 +39,7 @@ const (
 	bigDrawSamples     = 16 // divides routeSamples
 	bigDrawAssignments = 4096
 	exactBins          = 64
-	binGrowth          = 1.0 / 32
+	binGrowth          = 1.0 / 16
 )
 
 // routeTable holds routeSamples priced draws for one token-count bin.

@@ -446,11 +446,31 @@ func TestMoERunInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkConservation(t, sum, sink.rows, asked, sim)
+	checkBreakdown(t, sum)
 	mo := sum.CostModel.MoE
 	if mo == nil || mo.Routing != RoutingSkewed || mo.Skew != 1 || mo.All2AllBackend != "all-to-all" || mo.RoutingTables == 0 || mo.Method == "" {
 		t.Errorf("MoE report %+v", mo)
 	}
 	if sum.Config.MoE.All2AllBackend != All2AllDeepEPLL || sum.Config.MoE.Routing != RoutingSkewed {
 		t.Errorf("config MoE %+v", sum.Config.MoE)
+	}
+}
+
+// checkBreakdown checks that each breakdown's rows add up to its wall time
+// and its shares to one, with every device component at its modelled time.
+func checkBreakdown(t *testing.T, sum *Summary) {
+	t.Helper()
+	for _, b := range sum.Breakdown {
+		var ms, share float64
+		for _, r := range b.Rows {
+			ms += r.WallMs
+			share += r.Share
+			if r.WallMs > r.ModelledMeanMs*float64(b.StageSteps)*(1+1e-9) {
+				t.Errorf("%s %s: %g ms of wall time, more than modelled", b.Role, r.Component, r.WallMs)
+			}
+		}
+		if math.Abs(ms-b.WallMs) > 1e-6*b.WallMs || math.Abs(share-1) > 1e-9 || b.StageSteps == 0 {
+			t.Errorf("%s breakdown: rows add up to %g ms of %g, shares to %g", b.Role, ms, b.WallMs, share)
+		}
 	}
 }
