@@ -7,12 +7,17 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// bundlePredictors is a fit model bundle seen as a PredictorSet.
-type bundlePredictors struct{ b *fit.Bundle }
+// bundlePredictors is a fit model bundle seen as a PredictorSet. An
+// operator profiled only at another TP degree with the same per-GPU shape
+// (replicated ops such as layer norms, measured at TP1) answers for this TP.
+type bundlePredictors struct {
+	b *fit.Bundle
+	m *spec.Model
+}
 
 // Predictor implements PredictorSet.
 func (p bundlePredictors) Predictor(k spec.OpKey) (OpPredictor, bool) {
-	pr, ok := p.b.Predictor(k)
+	pr, ok := p.b.Lookup(p.m, k)
 	if !ok {
 		return nil, false
 	}
@@ -37,7 +42,7 @@ func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorS
 	if got != want {
 		return nil, fmt.Errorf("bundle %s: fitted for model %s, the simulation is of %s: fit a bundle on %s profiles", path, b.Model(), model.Name, model.Name)
 	}
-	return bundlePredictors{b}, nil
+	return bundlePredictors{b, model}, nil
 }
 
 // LoadHostBundle opens a fit bundle of HOST_WALL predictors (fitted on a
@@ -55,5 +60,5 @@ func LoadHostBundle(path string, model *spec.Model, device *spec.Device) (Predic
 	if got != want {
 		return nil, fmt.Errorf("host bundle %s: fitted for model %s, the simulation is of %s", path, b.Model(), model.Name)
 	}
-	return bundlePredictors{b}, nil
+	return bundlePredictors{b, model}, nil
 }

@@ -12,8 +12,10 @@ import (
 // end-to-end run (ftk validate calibrate writes it). The zero value changes
 // nothing.
 type Calibration struct {
-	// HostMsPerStep is host time added to every engine step (scheduling,
-	// input preparation, sampling, output processing), milliseconds.
+	// HostMsPerStep, when positive, replaces the modelled host time of an
+	// engine step (scheduling, input preparation, sampling, output
+	// processing; a CPU-overhead profile or the default host model) with
+	// this figure, milliseconds, spent before the forward pass.
 	HostMsPerStep float64 `json:"host_ms_per_step" yaml:"host_ms_per_step"`
 	// LaunchUs replaces the device's per-kernel launch cost when positive,
 	// microseconds.

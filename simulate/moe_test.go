@@ -354,7 +354,9 @@ func TestReplayHistogram(t *testing.T) {
 // The gating predictors are asked in the prefill_hot context; a bundle with
 // only standalone_legacy gating rows is not used for them (roofline, and
 // the summary says why); MoE keys match a predictor of any routing path,
-// preferring standard_fused_topk, and the match is reported.
+// preferring standard_fused_topk, and shuffling (which spec's query domain
+// keys without local experts) matches the bundle's ep=8 experts=16 key, as
+// profiles record it; the matches are reported.
 func TestGatingContextAndRoutingPath(t *testing.T) {
 	m, _ := lookup(t, "qwen3-30b-a3b", "h100")
 	l := spec.Layout{TP: 8, EP: 8}.Normalize()
@@ -371,9 +373,15 @@ func TestGatingContextAndRoutingPath(t *testing.T) {
 			k.GatingContext = spec.GatingStandalone
 		}
 		k.RoutingPath = "uniform_topk"
+		if k.Op == spec.OpMoEShuffling {
+			k.LocalExperts = 16
+		}
 		set[k] = p
 	}
 	cm := qwenEP8(t, MoEConfig{}, set)
+	var c StepCost
+	b := decodeShape(100, 200)
+	cm.StageCost(&b, 0, &c)
 	r := cm.Report()
 	if len(r.GatingContexts) != 2 {
 		t.Fatalf("gating contexts %+v", r.GatingContexts)
@@ -387,8 +395,9 @@ func TestGatingContextAndRoutingPath(t *testing.T) {
 	for _, k := range r.MatchedKeys {
 		matched[strings.SplitN(k.Asked, "[", 2)[0]] = strings.Contains(k.Used, "routing=uniform_topk")
 	}
-	if !matched[spec.OpMoEShuffling] || !matched[spec.OpMoEGroupedGEMM] {
-		t.Errorf("matched keys %+v: want shuffling and grouped GEMM on uniform_topk", r.MatchedKeys)
+	// Only the two gating ops fall back to the roofline.
+	if !matched[spec.OpMoEShuffling] || !matched[spec.OpMoEGroupedGEMM] || len(r.RooflineFallbacks) != 2 {
+		t.Errorf("matched keys %+v, fallbacks %+v: want shuffling and grouped GEMM on uniform_topk", r.MatchedKeys, r.RooflineFallbacks)
 	}
 	// With standard_fused_topk present too, it is preferred; prefill_hot
 	// gating is used.

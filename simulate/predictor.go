@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -63,36 +64,43 @@ func bundleMeasurement(p PredictorSet) string {
 const routingStandardPath = "standard_fused_topk"
 
 // resolvePredictor returns the predictor answering key k and the key it
-// was found under: k itself or, for MoE ops, a key that differs from k
-// only in its routing runtime path, which the simulator leaves open
-// (profiles record standard_fused_topk, vLLM's fused top-k, or
-// uniform_topk, a synthetic uniform router); standard_fused_topk is
-// preferred, then the first path in sort order. The gating context is never
-// left open.
+// was found under: k itself or, for MoE ops, a key that agrees with k
+// wherever k is set. Conditions k leaves zero or empty are open, as fit's
+// coverage check reads them: the routing runtime path, which the simulator
+// does not fix (profiles record standard_fused_topk, vLLM's fused top-k,
+// or uniform_topk, a synthetic uniform router), and the local experts of
+// shuffling, which spec's query domain leaves unset. Among several,
+// standard_fused_topk is preferred, then the first key in sort order. The
+// gating context is always set, never open.
 func resolvePredictor(set PredictorSet, k spec.OpKey) (OpPredictor, spec.OpKey, bool) {
 	if p, ok := set.Predictor(k); ok {
 		return p, k, true
 	}
-	if spec.OpFamily(k.Op) != spec.FamilyMoE || k.RoutingPath != "" {
+	if spec.OpFamily(k.Op) != spec.FamilyMoE {
 		return nil, k, false
 	}
-	var paths []string
-	for _, have := range set.Keys() {
-		open := have
-		open.RoutingPath = ""
-		if open == k && have.RoutingPath != "" {
-			paths = append(paths, have.RoutingPath)
+	var cands []spec.OpKey
+	for _, h := range set.Keys() {
+		switch {
+		case h.Op != k.Op, h.Measurement != k.Measurement, h.TP != k.TP, h.GatingContext != k.GatingContext,
+			k.EP != 0 && h.EP != k.EP, k.LocalExperts != 0 && h.LocalExperts != k.LocalExperts,
+			k.RoutingPath != "" && h.RoutingPath != k.RoutingPath, k.Workers != 0 && h.Workers != k.Workers:
+			continue
 		}
+		cands = append(cands, h)
 	}
-	if len(paths) == 0 {
+	if len(cands) == 0 {
 		return nil, k, false
 	}
-	slices.Sort(paths)
-	if i := slices.Index(paths, routingStandardPath); i > 0 {
-		paths[0] = paths[i]
-	}
-	used := k
-	used.RoutingPath = paths[0]
-	p, ok := set.Predictor(used)
-	return p, used, ok
+	slices.SortFunc(cands, func(a, b spec.OpKey) int {
+		if sa, sb := a.RoutingPath == routingStandardPath, b.RoutingPath == routingStandardPath; sa != sb {
+			if sa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	p, ok := set.Predictor(cands[0])
+	return p, cands[0], ok
 }

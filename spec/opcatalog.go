@@ -70,7 +70,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	}
 	ew := m.MoEIntermediateSize / l.MoETP()
 	ops = append(ops,
-		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, ElemBytes: ab},
+		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, LocalExperts: m.NumExperts / l.EP, ElemBytes: ab},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
 			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb})
 	if m.SharedExperts > 0 {
