@@ -111,6 +111,11 @@ func writeMeta(dir string, m *Meta) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())

@@ -185,9 +185,10 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // parseSimpleFloat is the exact fast path for plain decimals ([-]d*[.d*])
-// with at most 15 significant digits: the mantissa is an exact integer and
-// the power of ten is exact, so one division (or multiplication) is
-// correctly rounded, as strconv would give. Anything else returns false.
+// whose significant digits make an integer below 2^53 with at most 22
+// digits after the point: the mantissa is exact in a float64 and so is the
+// power of ten, so one division is correctly rounded, as strconv would
+// give. Anything else returns false.
 func parseSimpleFloat(b []byte) (float64, bool) {
 	neg := false
 	if b[0] == '-' {
@@ -203,7 +204,7 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 			}
 			mant = mant*10 + uint64(d)
 			if mant != 0 {
-				if digits++; digits > 15 {
+				if digits++; digits > 16 {
 					return 0, false // not exact in float64 arithmetic: strconv
 				}
 			}
@@ -217,7 +218,7 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 		}
 		dot = true
 	}
-	if frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
+	if mant >= 1<<53 || frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
 		return 0, false
 	}
 	v := float64(mant) / pow10[frac]

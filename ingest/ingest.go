@@ -208,7 +208,7 @@ func expand(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 		if len(out) == n {
-			return nil, fmt.Errorf("ingest: no CSV files under %s", p)
+			return nil, fmt.Errorf("ingest: no CSV files under %s: point it at profiling CSVs (ftk collect output, Frontier or Vidur folders)", p)
 		}
 	}
 	return out, nil

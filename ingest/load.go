@@ -23,7 +23,7 @@ func readManifest(dir string) (*Manifest, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no %s (not an ftk profile dataset, or an interrupted ingest)", dir, ManifestFile)
+			return nil, fmt.Errorf("%s: no %s (not an ftk profile dataset, or an interrupted ingest): make one with ftk ingest PROFILES -o %s", dir, ManifestFile, dir)
 		}
 		return nil, err
 	}
@@ -149,6 +149,14 @@ func (c *columns) i32(name string) *array.Int32 {
 	return a
 }
 
+func (c *columns) boolean(name string) *array.Boolean {
+	a, ok := c.col(name).(*array.Boolean)
+	if !ok && c.err == nil {
+		c.err = fmt.Errorf("column %q is not a boolean column", name)
+	}
+	return a
+}
+
 func (c *columns) f64(name string) *array.Float64 {
 	a, ok := c.col(name).(*array.Float64)
 	if !ok && c.err == nil {
@@ -165,10 +173,7 @@ func samplesOf(rec arrow.RecordBatch, out []Sample) ([]Sample, error) {
 	gctx, path, variant := c.str(colGatingContext), c.str(colRoutingPath), c.str(colVariant)
 	med, mean, mn, mx, std := c.f64(colMedian), c.f64(colMean), c.f64(colMin), c.f64(colMax), c.f64(colStd)
 	count, src, line := c.i32(colCount), c.str(colSource), c.i32(colLine)
-	conflict, _ := c.col(colConflict).(*array.Boolean)
-	if c.err == nil && conflict == nil {
-		c.err = fmt.Errorf("column %q is not a boolean column", colConflict)
-	}
+	conflict, cross := c.boolean(colConflict), c.boolean(colCrossNode)
 	if c.err != nil {
 		return out, c.err
 	}
@@ -182,7 +187,8 @@ func samplesOf(rec arrow.RecordBatch, out []Sample) ([]Sample, error) {
 	for i := 0; i < int(rec.NumRows()); i++ {
 		s := Sample{
 			Key: spec.OpKey{Op: op.Value(i), Measurement: meas.Value(i), TP: int(tp.Value(i)), EP: int(ep.Value(i)),
-				LocalExperts: int(local.Value(i)), GatingContext: gctx.Value(i), RoutingPath: path.Value(i), Workers: int(workers.Value(i))},
+				LocalExperts: int(local.Value(i)), GatingContext: gctx.Value(i), RoutingPath: path.Value(i), Workers: int(workers.Value(i)),
+				CrossNode: cross.Value(i)},
 			MedianMs: med.Value(i), MeanMs: mean.Value(i), MinMs: f64(mn, i), MaxMs: f64(mx, i), StdMs: f64(std, i),
 			Count: int(count.Value(i)), Device: dev.Value(i), Model: model.Value(i),
 			Source: src.Value(i), Line: int(line.Value(i)), Variant: variant.Value(i), Conflict: conflict.Value(i),

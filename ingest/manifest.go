@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the dataset layout (Arrow columns and
 // manifest). Load refuses other versions.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ManifestKind identifies a profile dataset manifest.
 const ManifestKind = "ftk-profile-dataset"
@@ -29,7 +29,7 @@ const (
 
 // Sample is one measured shape of one operator.
 type Sample struct {
-	Key      spec.OpKey // Op, Measurement, TP, and per family: MoE EP/LocalExperts/GatingContext/RoutingPath, collectives Workers
+	Key      spec.OpKey // Op, Measurement, TP, and per family: MoE EP/LocalExperts/GatingContext/RoutingPath, collectives Workers/CrossNode
 	Features []float64  // in spec.OpFeatures(Key.Op) order
 	// Statistics of the repeated timings, milliseconds. MinMs, MaxMs and
 	// StdMs are NaN where the format has no such column (CPU overhead).

@@ -20,6 +20,7 @@ type record struct {
 	ext                         int32 // offset of the row's extras in the input's slab
 	nf, variant, phase          uint8
 	conflict                    bool
+	cross                       bool // a collective across nodes
 }
 
 // Variants and phases as stored in records.
@@ -45,6 +46,7 @@ const (
 type recKey struct {
 	op, gctx, rpath        int32
 	tp, ep, local, workers int32
+	cross                  bool
 }
 
 // xval is one extra cell; ok is false for a blank or absent cell. A
@@ -129,7 +131,7 @@ func (r *reader) emit(k recKey, feats []float64, st stat, variant, phase uint8, 
 		median: st.median, mean: st.mean, min: st.min, max: st.max, std: st.std,
 		op: k.op, gctx: k.gctx, rpath: k.rpath, tp: k.tp, ep: k.ep, local: k.local, workers: k.workers,
 		model: model, cond: cond, in: r.index, line: int32(r.line), count: int32(st.count), ext: r.rowExt,
-		variant: variant, phase: phase,
+		variant: variant, phase: phase, cross: k.cross,
 	}
 	rec.nf = uint8(copy(rec.f[:], feats))
 	*last = append(*last, rec)
@@ -141,5 +143,5 @@ func (r *reader) emit(k recKey, feats []float64, st stat, variant, phase uint8, 
 func (b *build) key(r *record) spec.OpKey {
 	s := b.tab.strs
 	return spec.OpKey{Op: s[r.op], Measurement: s[r.meas], TP: int(r.tp), EP: int(r.ep), LocalExperts: int(r.local),
-		GatingContext: s[r.gctx], RoutingPath: s[r.rpath], Workers: int(r.workers)}
+		GatingContext: s[r.gctx], RoutingPath: s[r.rpath], Workers: int(r.workers), CrossNode: r.cross}
 }

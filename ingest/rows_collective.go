@@ -15,8 +15,10 @@ var collectiveExtras = []extraCol{
 // feature size_bytes (the size column). all_reduce is keyed TP = Workers =
 // num_workers (the TP group it serves); send_recv TP = 1, Workers =
 // num_workers; EP dispatch/combine by num_tensor_parallel_workers (1 when
-// absent) and Workers = num_workers. devices_per_node is kept and tells
-// intra-node from inter-node samples of one group size apart.
+// absent) and Workers = num_workers. A group of several workers with
+// devices_per_node 1 spans nodes: its samples are keyed CrossNode, apart
+// from the intra-node ones of the same group size. devices_per_node is also
+// kept as a column.
 func collectiveRows(r *reader) (rowFunc, error) {
 	if err := r.h.require("num_workers", "size"); err != nil {
 		return nil, err
@@ -52,12 +54,18 @@ func collectiveRows(r *reader) (rowFunc, error) {
 			}
 		}
 		cond := r.condID("devices_per_node=", r.str(dpnCol))
+		cross := false
+		if dpnCol >= 0 && workers > 1 {
+			if dpn, err := parseFloat(r.fields[dpnCol]); err == nil && dpn == 1 {
+				cross = true
+			}
+		}
 		for i, c := range ops {
 			st, res := r.stats(c, c.op)
 			if res != statOK {
 				continue
 			}
-			key := recKey{op: ids[i], tp: int32(tp), workers: int32(workers)}
+			key := recKey{op: ids[i], tp: int32(tp), workers: int32(workers), cross: cross}
 			if c.op == spec.OpAllReduce {
 				key.tp = int32(workers)
 			} else if c.op == spec.OpSendRecv {

@@ -44,6 +44,7 @@ const (
 	colGatingContext = "gating_context"
 	colRoutingPath   = "routing_path"
 	colWorkers       = "workers"
+	colCrossNode     = "cross_node"
 	colVariant       = "variant"
 	colPhase         = "phase"
 	colMedian        = "median_ms"
@@ -71,7 +72,7 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 	fields := []arrow.Field{
 		str(colOp), str(colMeasurement), str(colDevice), str(colModel),
 		i32(colTP), i32(colEP), i32(colLocalExperts), str(colGatingContext), str(colRoutingPath), i32(colWorkers),
-		str(colVariant),
+		{Name: colCrossNode, Type: arrow.FixedWidthTypes.Boolean}, str(colVariant),
 	}
 	if f.family == spec.FamilyAttention {
 		fields = append(fields, str(colPhase))
@@ -135,7 +136,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 	device, variant, phase, source := newRunCol(n), newRunCol(n), newRunCol(n), newRunCol(n)
 	tp, ep, local, workers, count, line := newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n)
 	median, mean, mn, mx, std := newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n)
-	conflict := newBoolCol(n)
+	conflict, cross := newBoolCol(n), newBoolCol(n)
 	featNames := familyFeatures[f.family]
 	feats := make([]*floatCol, len(featNames))
 	for k := range feats {
@@ -179,6 +180,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		gctx.set(i, r.gctx, true)
 		rpath.set(i, r.rpath, true)
 		workers.set(i, r.workers, true)
+		cross.set(i, r.cross, true)
 		variant.set(i, variantNames[r.variant])
 		phase.set(i, phaseNames[r.phase])
 		if r.op != lastOp {
@@ -226,7 +228,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		line.set(i, r.line, true)
 	}
 	arrs := []arrow.Array{op.array(), meas.array(), device.array(), model.array(),
-		tp.array(), ep.array(), local.array(), gctx.array(), rpath.array(), workers.array(), variant.array()}
+		tp.array(), ep.array(), local.array(), gctx.array(), rpath.array(), workers.array(), cross.array(), variant.array()}
 	if f.family == spec.FamilyAttention {
 		arrs = append(arrs, phase.array())
 	}

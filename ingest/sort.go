@@ -15,11 +15,12 @@ import (
 type bucket struct {
 	op, model, meas, gctx, rpath int32
 	tp, ep, local, workers       int32
+	cross                        bool
 	variant                      uint8
 }
 
 func bucketOf(r *record) bucket {
-	return bucket{r.op, r.model, r.meas, r.gctx, r.rpath, r.tp, r.ep, r.local, r.workers, r.variant}
+	return bucket{r.op, r.model, r.meas, r.gctx, r.rpath, r.tp, r.ep, r.local, r.workers, r.cross, r.variant}
 }
 
 // sameShape reports whether two samples of one file measure one shape:
@@ -73,6 +74,12 @@ func sortRecords(recs []*record, rank, srcRank []int32) {
 		}
 		if a.workers != b.workers {
 			return cmp.Compare(a.workers, b.workers)
+		}
+		if a.cross != b.cross {
+			if b.cross { // intra-node first
+				return -1
+			}
+			return 1
 		}
 		return cmp.Compare(a.variant, b.variant)
 	})

@@ -34,10 +34,12 @@ func (b *build) write(dir string) error {
 	}()
 	create := func() (*os.File, error) {
 		fh, err := os.CreateTemp(dir, ".tmp-ingest-*.part")
-		if err == nil {
-			temps = append(temps, fh.Name())
+		if err != nil {
+			return nil, err
 		}
-		return fh, err
+		temps = append(temps, fh.Name())
+		// CreateTemp makes 0600 files; a dataset is for sharing.
+		return fh, fh.Chmod(0o644)
 	}
 
 	m := &b.m

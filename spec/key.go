@@ -17,6 +17,9 @@ type OpKey struct {
 	RoutingPath   string `json:"routing_path,omitempty"`
 	// Workers keys collectives (group size).
 	Workers int `json:"workers,omitempty"`
+	// CrossNode keys collectives whose group spans nodes (one device per
+	// node): inter-node links, several times slower than intra-node ones.
+	CrossNode bool `json:"cross_node,omitempty"`
 }
 
 func (k OpKey) String() string {
@@ -32,6 +35,9 @@ func (k OpKey) String() string {
 	}
 	if k.Workers > 0 {
 		s += fmt.Sprintf(" workers=%d", k.Workers)
+	}
+	if k.CrossNode {
+		s += " cross-node"
 	}
 	return s + "]"
 }
