@@ -1,10 +1,13 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/simulate"
 )
 
 // TestPipelineEndToEnd runs the main job in a temporary folder on a small
@@ -63,6 +66,29 @@ func TestPipelineEndToEnd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulate output lacks %q:\n%s", want, out)
 		}
+	}
+
+	// validate calibrate re-simulates bundle runs: "measure" the same run
+	// with a hidden host time per step and recover it.
+	hidden := filepath.Join(dir, "hidden.yaml")
+	if err := os.WriteFile(hidden, []byte("host_ms_per_step: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	simArgs := func(out string, extra ...string) []string {
+		return join([]string{"simulate", "--model", model, "--device", "h100", "--bundle", bundle,
+			"--workload", "fixed:256x32", "--rate", "4", "--num-requests", "50", "--seed", "1", "-o", out}, layout, limits, extra)
+	}
+	step("simulate", simArgs(filepath.Join(dir, "runs", "sim", "tiny__fixed"))...)
+	step("simulate measured", simArgs(filepath.Join(dir, "runs", "meas", "tiny__fixed__r1"), "--calibration", hidden)...)
+	cal := filepath.Join(dir, "calibration.yaml")
+	out = step("calibrate", "validate", "calibrate", "--measured", filepath.Join(dir, "runs", "meas"),
+		"--simulated", filepath.Join(dir, "runs", "sim"), "--fit-workloads", "fixed", "--params", "host_ms_per_step", "--max-evaluations", "60", "-o", cal)
+	c, err := simulate.LoadCalibration(cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(c.HostMsPerStep-2) > 0.2 {
+		t.Errorf("calibrated host time %.3f ms per step, injected 2 ms:\n%s", c.HostMsPerStep, out)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/spec"
 	"github.com/ftk-dev/ftk/validate"
 	"github.com/urfave/cli/v3"
 )
@@ -195,7 +197,7 @@ Examples:
 			}
 			rep, err := validate.Calibrate(runs, validate.CalibrateOptions{
 				Metrics: metrics, FitWorkloads: cmd.StringSlice("fit-workloads"), Params: cmd.StringSlice("params"),
-				MaxEvaluations: cmd.Int("max-evaluations"),
+				MaxEvaluations: cmd.Int("max-evaluations"), LoadPredictors: loadBundlePredictors,
 			})
 			if err != nil {
 				return err
@@ -238,4 +240,22 @@ Examples:
 			return fit.ReportDataset(cmd.Root().Writer, cmd.Args().Get(0), cmd.Args().Get(1))
 		},
 	}
+}
+
+// loadBundlePredictors opens a fit bundle for re-simulation, for the model
+// and device it was fitted on.
+func loadBundlePredictors(path string) (simulate.PredictorSet, error) {
+	b, err := fit.LoadBundle(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := spec.LookupModel(b.Model())
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", path, err)
+	}
+	d, err := spec.LookupDevice(b.Device())
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", path, err)
+	}
+	return simulate.LoadBundle(path, m, d)
 }
