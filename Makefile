@@ -17,8 +17,10 @@ MAX_MODEL_LEN ?= 4096
 
 .PHONY: build test deps bench pipeline fuzz clean
 
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/ftk
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/ftk
 
 deps:
 	@.ci/deps

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -31,6 +32,9 @@ func (v *validity) null(i int) {
 	v.bits[i/8] &^= 1 << (i % 8)
 	v.nulls++
 }
+
+// allNull reports whether a column of at least one row holds only nulls.
+func (v *validity) allNull() bool { return v.n > 0 && v.nulls == v.n }
 
 func (v *validity) buffer() *memory.Buffer {
 	if v.nulls == 0 {
@@ -113,14 +117,35 @@ type dictCol struct {
 }
 
 func (c *dictCol) array() arrow.Array {
-	ia := makeArray(arrow.PrimitiveTypes.Int32, c.n, &c.validity, arrow.Int32Traits.CastToBytes(c.idx))
+	it, idx := narrowIndex(c.idx, len(c.dict))
+	ia := makeArray(it, c.n, &c.validity, idx)
 	defer ia.Release()
 	sb := array.NewStringBuilder(memory.DefaultAllocator)
 	defer sb.Release()
 	sb.AppendValues(c.dict, nil)
 	da := sb.NewArray()
 	defer da.Release()
-	return array.NewDictionaryArray(dictString, ia, da)
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: it, ValueType: arrow.BinaryTypes.String}, ia, da)
+}
+
+// narrowIndex returns the narrowest signed index type that numbers a
+// dictionary of n values (int8, int16 or int32) and idx as its bytes.
+func narrowIndex(idx []int32, n int) (arrow.DataType, []byte) {
+	switch {
+	case n <= math.MaxInt8+1:
+		b := make([]byte, len(idx))
+		for i, v := range idx {
+			b[i] = byte(v)
+		}
+		return arrow.PrimitiveTypes.Int8, b
+	case n <= math.MaxInt16+1:
+		b := make([]int16, len(idx))
+		for i, v := range idx {
+			b[i] = int16(v)
+		}
+		return arrow.PrimitiveTypes.Int16, arrow.Int16Traits.CastToBytes(b)
+	}
+	return arrow.PrimitiveTypes.Int32, arrow.Int32Traits.CastToBytes(idx)
 }
 
 // idCol is a dictionary column of strTable ids.

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the dataset layout (Arrow columns and
 // manifest). Load refuses other versions.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ManifestKind identifies a profile dataset manifest.
 const ManifestKind = "ftk-profile-dataset"

@@ -59,7 +59,10 @@ const (
 )
 
 // dictString is the type of every string column: dictionary-encoded, as
-// their values repeat (operator, model, source path, ...).
+// their values repeat (operator, model, source path, ...). It is the type
+// fileSchema gives; the written file's index type is the narrowest that
+// numbers the column's dictionary (int8, int16 or int32), and an extra
+// column whose cells are all blank or absent is of type null.
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
 // fileSchema is the Arrow schema of one output file.
@@ -237,9 +240,22 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 	}
 	arrs = append(arrs, median.array(), mean.array(), mn.array(), mx.array(), std.array(), count.array(), conflict.array())
 	for _, x := range xs {
+		if x.(interface{ allNull() bool }).allNull() {
+			// An extra column the inputs lack: a null column, no buffers.
+			arrs = append(arrs, array.NewNull(n))
+			continue
+		}
 		arrs = append(arrs, x.(interface{ array() arrow.Array }).array())
 	}
 	arrs = append(arrs, source.array(), line.array())
+	// The schema takes the columns' types: the dictionary index width
+	// follows each dictionary's size, and absent extras are null columns.
+	fields := schema.Fields()
+	for i, a := range arrs {
+		fields[i].Type = a.DataType()
+	}
+	md := schema.Metadata()
+	schema = arrow.NewSchema(fields, &md)
 	rec := array.NewRecordBatch(schema, arrs, int64(n))
 	for _, a := range arrs {
 		a.Release()

@@ -159,7 +159,7 @@ func writeArrow(fh *os.File, f *outFile, b *build) (string, error) {
 	defer rec.Release()
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(fh, h), 64<<10)
-	w, err := ipc.NewFileWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(memory.NewGoAllocator()))
+	w, err := ipc.NewFileWriter(bw, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return "", err
 	}

@@ -53,7 +53,8 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
   validate  simulated vs. measured error tables
   datasets  workloads and request traces
 
-Start with "make pipeline" or "ftk simulate --model llama-3.1-8b --device h100".`,
+Start with "make pipeline", or
+  ftk simulate --model llama-3.1-8b --device h100 --workload fixed:1024x256 --rate 4 --num-requests 200`,
 		Commands: []*cli.Command{
 			collectCommand(),
 			ingestCommand(),
