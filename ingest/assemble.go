@@ -22,11 +22,15 @@ func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
 	n := 0
 	for i, p := range all {
 		b.ext = append(b.ext, p.ext)
+		b.xseen = append(b.xseen, p.xseen)
 		k := fileKey{p.family, inputs[i].Measurement}
 		f := byFile[k]
 		if f == nil && p.nRecs() > 0 {
 			f = &outFile{name: fmt.Sprintf("%s.%s.arrow", k.family, k.measurement), family: k.family, measurement: k.measurement}
 			byFile[k] = f
+		}
+		if f != nil && p.nRecs() > 0 {
+			f.inputs = append(f.inputs, int32(i))
 		}
 		for _, chunk := range p.recs {
 			for j := range chunk {

@@ -33,9 +33,6 @@ func (v *validity) null(i int) {
 	v.nulls++
 }
 
-// allNull reports whether a column of at least one row holds only nulls.
-func (v *validity) allNull() bool { return v.n > 0 && v.nulls == v.n }
-
 func (v *validity) buffer() *memory.Buffer {
 	if v.nulls == 0 {
 		return nil

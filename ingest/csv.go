@@ -195,30 +195,36 @@ func parseSimpleFloat(b []byte) (float64, bool) {
 		neg = true
 		b = b[1:]
 	}
+	// mant stays below 2^53 (else strconv), so mant*10+d cannot overflow.
 	var mant uint64
-	digits, frac, dot := 0, 0, false
-	for _, c := range b {
-		if d := c - '0'; d <= 9 {
-			if mant == 0 && d == 0 && !dot {
-				continue // leading zero
-			}
-			mant = mant*10 + uint64(d)
-			if mant != 0 {
-				if digits++; digits > 16 {
-					return 0, false // not exact in float64 arithmetic: strconv
-				}
-			}
-			if dot {
-				frac++
-			}
-			continue
+	i := 0
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			break
 		}
-		if c != '.' || dot {
+		if mant >= 1<<53 {
 			return 0, false
 		}
-		dot = true
+		mant = mant*10 + uint64(d)
 	}
-	if mant >= 1<<53 || frac >= len(pow10) || len(b) == 0 || (len(b) == 1 && dot) {
+	digits, frac := i, 0
+	if i < len(b) {
+		if b[i] != '.' {
+			return 0, false
+		}
+		i++
+		start := i
+		for ; i < len(b); i++ {
+			d := b[i] - '0'
+			if d > 9 || mant >= 1<<53 {
+				return 0, false
+			}
+			mant = mant*10 + uint64(d)
+		}
+		frac = i - start
+	}
+	if mant >= 1<<53 || frac >= len(pow10) || digits+frac == 0 {
 		return 0, false
 	}
 	v := float64(mant) / pow10[frac]

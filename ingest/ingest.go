@@ -51,6 +51,7 @@ type outFile struct {
 	family      spec.Family
 	measurement string
 	recs        []*record // in file order
+	inputs      []int32   // the inputs of the records
 }
 
 // build is a dataset read into memory, ready to write.
@@ -59,6 +60,7 @@ type build struct {
 	files []*outFile // by name
 	tab   *strTable
 	ext   [][]xval // per input: its rows' extras
+	xseen [][]bool // per input: the extras with a non-blank cell
 	bytes int64    // input bytes read
 }
 

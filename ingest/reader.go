@@ -47,6 +47,7 @@ type reader struct {
 	extras     []extraCol
 	extIdx     []int
 	lastExt    []xval            // the previous row's string extras
+	xseen      []bool            // extras with a non-blank cell in some row
 	used       []bool            // columns the family reads
 	skipped    map[[2]string]int // operator, note
 	dropped    []dropped
@@ -111,9 +112,7 @@ func (r *reader) tally(op, what string) {
 // readExtras parses the kept extra cells of the row.
 func (r *reader) readExtras() bool {
 	n := len(r.xslab)
-	for range r.extras {
-		r.xslab = append(r.xslab, xval{})
-	}
+	r.xslab = append(r.xslab, make([]xval, len(r.extras))...) // no allocation: extends and clears
 	ext := r.xslab[n:]
 	for i, e := range r.extras {
 		c := r.extIdx[i]
@@ -126,10 +125,10 @@ func (r *reader) readExtras() bool {
 		}
 		switch e.kind {
 		case kindString:
-			if l := &r.lastExt[i]; l.ok && string(b) == r.tab.strs[l.id] {
+			if l := &r.lastExt[i]; l.ok() && string(b) == r.tab.strs[l.id()] {
 				ext[i] = *l // the value of the row before: no hashing
 			} else {
-				ext[i] = xval{ok: true, id: r.tab.id(b)}
+				ext[i] = strX(r.tab.id(b))
 				*l = ext[i]
 			}
 		case kindBool:
@@ -139,9 +138,9 @@ func (r *reader) readExtras() bool {
 				r.xslab = r.xslab[:n]
 				return false
 			}
-			ext[i] = xval{ok: true}
+			ext[i] = numX(0)
 			if v {
-				ext[i].f = 1
+				ext[i] = numX(1)
 			}
 		case kindInt, kindFloat:
 			v, err := parseFloat(b)
@@ -155,7 +154,12 @@ func (r *reader) readExtras() bool {
 				r.xslab = r.xslab[:n]
 				return false
 			}
-			ext[i] = xval{ok: true, f: v}
+			ext[i] = numX(v)
+		}
+	}
+	for i := range ext {
+		if ext[i].ok() {
+			r.xseen[i] = true
 		}
 	}
 	r.rowExt = int32(n)
@@ -216,6 +220,7 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 	r.xslab = make([]xval, 0, (bytes.Count(data, nl)+1)*len(r.extras))
 	r.extIdx = make([]int, len(r.extras))
 	r.lastExt = make([]xval, len(r.extras))
+	r.xseen = make([]bool, len(r.extras))
 	for i, e := range r.extras {
 		r.extIdx[i] = r.use(e.src)
 	}
@@ -322,7 +327,7 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 		}
 	}
 	sort.Strings(in.NotIngested)
-	return &parsed{recs: r.recs, ext: r.xslab, family: fam, nExtras: len(r.extras)}, nil
+	return &parsed{recs: r.recs, ext: r.xslab, xseen: r.xseen, family: fam, nExtras: len(r.extras)}, nil
 }
 
 // parsed is what readCSV returns: the records in chunks and the slab of
@@ -330,6 +335,7 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 type parsed struct {
 	recs    [][]record
 	ext     []xval
+	xseen   []bool // extras with a non-blank cell in some row
 	family  spec.Family
 	nExtras int
 }

@@ -49,13 +49,22 @@ type recKey struct {
 	cross                  bool
 }
 
-// xval is one extra cell; ok is false for a blank or absent cell. A
-// string is held as its id in the run's strTable.
-type xval struct {
-	ok bool
-	id int32
-	f  float64
-}
+// xval is one extra cell in 8 bytes, 0 for a blank or absent cell. A
+// number (a boolean as 0 or 1) is held as its float64 bits inverted, so
+// that 0.0 is not 0 (the all-ones bits that take 0 are a NaN, which a
+// column stores as null anyway); a string as its id in the run's strTable
+// plus 1.
+type xval uint64
+
+func numX(f float64) xval { return xval(^math.Float64bits(f)) }
+
+func strX(id int32) xval { return xval(id) + 1 }
+
+func (v xval) ok() bool { return v != 0 }
+
+func (v xval) num() float64 { return math.Float64frombits(^uint64(v)) }
+
+func (v xval) id() int32 { return int32(v - 1) }
 
 // strTable interns the strings of one run: every distinct value is
 // allocated once and named by an id. Id 0 is "".

@@ -65,7 +65,9 @@ const (
 // column whose cells are all blank or absent is of type null.
 var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 
-// fileSchema is the Arrow schema of one output file.
+// fileSchema is the Arrow schema of one output file, with the generic
+// column types: buildRecord gives the written schema its columns' types
+// (see dictString).
 func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 	str := func(n string) arrow.Field { return arrow.Field{Name: n, Type: dictString} }
 	i32 := func(n string) arrow.Field { return arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int32} }
@@ -157,20 +159,6 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 			pos[r.op] = p
 		}
 	}
-	extras := familyExtras(f.family)
-	xs := make([]any, len(extras))
-	for j, e := range extras {
-		switch e.kind {
-		case kindString:
-			xs[j] = newIDCol(n, tab)
-		case kindInt:
-			xs[j] = newIntCol(n)
-		case kindFloat:
-			xs[j] = newFloatCol(n)
-		case kindBool:
-			xs[j] = newBoolCol(n)
-		}
-	}
 	lastOp, lastPos := int32(-1), []int(nil)
 	for i, r := range f.recs {
 		op.set(i, r.op, true)
@@ -203,30 +191,6 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		std.set(i, r.std)
 		count.set(i, r.count, true)
 		conflict.set(i, r.conflict, true)
-		var slab []xval
-		if r.ext >= 0 {
-			slab = b.ext[r.in][r.ext : int(r.ext)+len(extras)]
-		}
-		for j, x := range xs {
-			var v xval
-			if slab != nil {
-				v = slab[j]
-			}
-			switch c := x.(type) {
-			case *idCol:
-				c.set(i, v.id, v.ok)
-			case *intCol:
-				c.set(i, int32(v.f), v.ok)
-			case *floatCol:
-				if v.ok {
-					c.set(i, v.f)
-				} else {
-					c.null(i)
-				}
-			case *boolCol:
-				c.set(i, v.f != 0, v.ok)
-			}
-		}
 		source.set(i, inputs[r.in].Path)
 		line.set(i, r.line, true)
 	}
@@ -239,14 +203,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		arrs = append(arrs, c.array())
 	}
 	arrs = append(arrs, median.array(), mean.array(), mn.array(), mx.array(), std.array(), count.array(), conflict.array())
-	for _, x := range xs {
-		if x.(interface{ allNull() bool }).allNull() {
-			// An extra column the inputs lack: a null column, no buffers.
-			arrs = append(arrs, array.NewNull(n))
-			continue
-		}
-		arrs = append(arrs, x.(interface{ array() arrow.Array }).array())
-	}
+	arrs = append(arrs, extraArrays(f, b)...)
 	arrs = append(arrs, source.array(), line.array())
 	// The schema takes the columns' types: the dictionary index width
 	// follows each dictionary's size, and absent extras are null columns.
@@ -261,4 +218,90 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		a.Release()
 	}
 	return rec
+}
+
+// extraArrays makes the columns of a file's extras in one pass over the
+// records (whose extras lie scattered in the inputs' slabs). An extra that
+// no input has (the column is absent, or every cell is blank) is a column
+// of type null, without buffers.
+func extraArrays(f *outFile, b *build) []arrow.Array {
+	n := len(f.recs)
+	extras := familyExtras(f.family)
+	type col[T any] struct {
+		j int
+		c T
+	}
+	var (
+		ids    []col[*idCol]
+		ints   []col[*intCol]
+		floats []col[*floatCol]
+		bools  []col[*boolCol]
+	)
+	for j, e := range extras {
+		some := false
+		for _, in := range f.inputs {
+			some = some || b.xseen[in][j]
+		}
+		if !some {
+			continue
+		}
+		switch e.kind {
+		case kindString:
+			ids = append(ids, col[*idCol]{j, newIDCol(n, b.tab)})
+		case kindInt:
+			ints = append(ints, col[*intCol]{j, newIntCol(n)})
+		case kindFloat:
+			floats = append(floats, col[*floatCol]{j, newFloatCol(n)})
+		case kindBool:
+			bools = append(bools, col[*boolCol]{j, newBoolCol(n)})
+		}
+	}
+	none := make([]xval, len(extras))
+	for i, r := range f.recs {
+		row := none
+		if r.ext >= 0 {
+			row = b.ext[r.in][r.ext : int(r.ext)+len(extras)]
+		}
+		for _, c := range ids {
+			v := row[c.j]
+			c.c.set(i, v.id(), v.ok())
+		}
+		for _, c := range ints {
+			if v := row[c.j]; v.ok() {
+				c.c.set(i, int32(v.num()), true)
+			} else {
+				c.c.null(i)
+			}
+		}
+		for _, c := range floats {
+			if v := row[c.j]; v.ok() {
+				c.c.set(i, v.num())
+			} else {
+				c.c.null(i)
+			}
+		}
+		for _, c := range bools {
+			v := row[c.j]
+			c.c.set(i, v.num() != 0, v.ok())
+		}
+	}
+	arrs := make([]arrow.Array, len(extras))
+	for _, c := range ids {
+		arrs[c.j] = c.c.array()
+	}
+	for _, c := range ints {
+		arrs[c.j] = c.c.array()
+	}
+	for _, c := range floats {
+		arrs[c.j] = c.c.array()
+	}
+	for _, c := range bools {
+		arrs[c.j] = c.c.array()
+	}
+	for j, a := range arrs {
+		if a == nil {
+			arrs[j] = array.NewNull(n)
+		}
+	}
+	return arrs
 }

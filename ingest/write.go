@@ -78,7 +78,15 @@ func (b *build) write(dir string) error {
 	keep := map[string]bool{}
 	for i, f := range m.Files {
 		keep[f.Name] = true
-		if err := os.Rename(temps[i], filepath.Join(dir, f.Name)); err != nil {
+		// Removing the old file first makes the rename a plain one: a
+		// rename over an existing file makes some file systems (ext4's
+		// auto_da_alloc) flush the new file's data at once. The dataset
+		// has no manifest meanwhile, so it does not look complete.
+		p := filepath.Join(dir, f.Name)
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		if err := os.Rename(temps[i], p); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
