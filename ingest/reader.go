@@ -380,3 +380,20 @@ var commonExtras = []extraCol{
 	{"model_arch", "model_arch", kindString},
 	{"model_architecture_profile", "model_architecture_profile", kindString},
 }
+
+// timeOpStats claims the statistics columns of every time_stats.<op> group
+// of the header, with each operator's id, in header order.
+func (r *reader) timeOpStats() ([]statCols, []int32, error) {
+	var ops []statCols
+	var ids []int32
+	for _, op := range r.h.timeOps() {
+		c, err := r.h.stats(op)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.useStats(c)
+		ops = append(ops, c)
+		ids = append(ids, r.tab.idOf(op))
+	}
+	return ops, ids, nil
+}

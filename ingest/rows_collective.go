@@ -27,16 +27,9 @@ func collectiveRows(r *reader) (rowFunc, error) {
 	sizeCol := r.use("size")
 	tpCol := r.use("num_tensor_parallel_workers")
 	dpnCol := r.use("devices_per_node")
-	var ops []statCols
-	var ids []int32
-	for _, op := range r.h.timeOps() {
-		c, err := r.h.stats(op)
-		if err != nil {
-			return nil, err
-		}
-		r.useStats(c)
-		ops = append(ops, c)
-		ids = append(ids, r.tab.idOf(op))
+	ops, ids, err := r.timeOpStats()
+	if err != nil {
+		return nil, err
 	}
 	return func(r *reader) {
 		workers, ok := r.posInt(workersCol)

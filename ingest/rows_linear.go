@@ -21,16 +21,9 @@ func linearRows(r *reader) (rowFunc, error) {
 	}
 	tokCol := r.use("num_tokens")
 	tpCol := r.use("num_tensor_parallel_workers")
-	var ops []statCols
-	var ids []int32
-	for _, op := range r.h.timeOps() {
-		c, err := r.h.stats(op)
-		if err != nil {
-			return nil, err
-		}
-		r.useStats(c)
-		ops = append(ops, c)
-		ids = append(ids, r.tab.idOf(op))
+	ops, ids, err := r.timeOpStats()
+	if err != nil {
+		return nil, err
 	}
 	return func(r *reader) {
 		tokens, ok := r.pos(tokCol)
