@@ -30,15 +30,7 @@ func nestedCV(si shapeInfo, rows []Row, folds []int, k int, opt Options) ([]floa
 	opt.defaults()
 	pred := make([]float64, len(rows))
 	for f := 0; f < k; f++ {
-		var train []Row
-		var test []int
-		for i, r := range rows {
-			if folds[i] == f {
-				test = append(test, i)
-			} else {
-				train = append(train, r)
-			}
-		}
+		train, test := splitFold(rows, folds, f)
 		seed := keySeed(opt.Seed, fmt.Sprint(si.key, f))
 		inner := assignFolds(len(train), k, seed)
 		best, bestMAPE := SearchResult{}, math.Inf(1)

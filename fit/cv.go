@@ -31,15 +31,7 @@ func keySeed(seed uint64, key string) uint64 {
 func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p ForestParams, workers int) ([]float64, error) {
 	pred := make([]float64, len(rows))
 	for f := 0; f < k; f++ {
-		var train []Row
-		var test []int
-		for i, r := range rows {
-			if folds[i] == f {
-				test = append(test, i)
-			} else {
-				train = append(train, r)
-			}
-		}
+		train, test := splitFold(rows, folds, f)
 		if len(test) == 0 {
 			continue
 		}
@@ -85,4 +77,17 @@ func errorStats(pred []float64, rows []Row) ErrorStats {
 	st.MAPE = s / float64(len(apes))
 	st.P50, st.P90, st.Max = quantile(apes, 0.5), quantile(apes, 0.9), apes[len(apes)-1]
 	return st
+}
+
+// splitFold returns the rows outside fold f (to train on) and the indices
+// of the rows in it (to predict).
+func splitFold(rows []Row, folds []int, f int) (train []Row, test []int) {
+	for i, r := range rows {
+		if folds[i] == f {
+			test = append(test, i)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, test
 }

@@ -143,26 +143,8 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	cfg.Engine.NumGPUBlocksOverride = 400
 	cfg.Engine.AsyncScheduling = true
 	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 1500, Seed: 11}
-	src, _, err := OpenSource(cfg.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asked := map[int]int{}
-	var rs []datasets.Request
-	for r, ok := src.Next(); ok; r, ok = src.Next() {
-		asked[r.ID] = r.OutputTokens
-		rs = append(rs, r)
-	}
-	sink := &memSink{}
-	sim, err := New(cfg, Options{Requests: sink, Observer: &checkSteps{t: t, cfg: cfg.Engine}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := sim.Run(NewSliceSource(rs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkConservation(t, sum, sink.rows, asked, sim)
+	run := runChecked(t, cfg)
+	sum := run.sum
 	checkBreakdown(t, sum)
 	kv := sum.Metrics.KVTransfer
 	if kv == nil || kv.TransferMs.Count != sum.Metrics.Completed || !(kv.WaitMs.P99 > 0) || sum.Metrics.Preemptions == 0 {
@@ -178,7 +160,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	if roles[RolePrefill] != 2 || roles[RoleDecode] != 3 || len(sum.Breakdown) != 2 || sum.DecodeCostModel == nil || sum.DecodeMemory == nil {
 		t.Errorf("roles %v, %d breakdowns, decode cost model %v", roles, len(sum.Breakdown), sum.DecodeCostModel != nil)
 	}
-	for _, r := range sink.rows {
+	for _, r := range run.rows {
 		if r.Status == StatusCompleted && !(r.KVTransferMs > 0 && r.KVTransferMs < r.TTFTMs) {
 			t.Fatalf("request %d: transfer %g ms, TTFT %g ms", r.RequestID, r.KVTransferMs, r.TTFTMs)
 		}
@@ -188,7 +170,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	// completed request and names the instances.
 	dir := t.TempDir()
 	cfg.Workload.NumRequests = 200
-	src, _, err = OpenSource(cfg.Workload)
+	src, _, err := OpenSource(cfg.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}

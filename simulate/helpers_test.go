@@ -107,3 +107,43 @@ func decodeShape(ctxs ...int) BatchShape {
 // near reports whether a and b agree to 1e-9 relative (float rounding of
 // times that are sums of step costs).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// checkedRun is one simulation of cfg's workload whose every step is checked
+// against the engine limits (checkSteps) and whose requests are kept.
+type checkedRun struct {
+	sum   *Summary
+	rows  []RequestMetrics
+	asked map[int]int // request ID -> output tokens asked for
+	sim   *Simulation
+	check *checkSteps
+}
+
+// runChecked opens cfg.Workload, runs it and checks conservation.
+func runChecked(t *testing.T, cfg Config) checkedRun {
+	t.Helper()
+	src, n, err := OpenSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]datasets.Request, 0, n)
+	asked := map[int]int{}
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		asked[r.ID] = r.OutputTokens
+		rs = append(rs, r)
+	}
+	if len(rs) != n {
+		t.Fatalf("source gave %d of %d requests", len(rs), n)
+	}
+	sink := &memSink{}
+	check := &checkSteps{t: t, cfg: cfg.Engine}
+	sim, err := New(cfg, Options{Requests: sink, Observer: check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(NewSliceSource(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, sum, sink.rows, asked, sim)
+	return checkedRun{sum: sum, rows: sink.rows, asked: asked, sim: sim, check: check}
+}

@@ -90,29 +90,8 @@ func TestRandomizedRunInvariants(t *testing.T) {
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Engine.NumGPUBlocksOverride = 600
 	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 5, NumRequests: 4000, Seed: 7}
-	src, n, err := OpenSource(cfg.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asked := map[int]int{}
-	var rs []datasets.Request
-	for r, ok := src.Next(); ok; r, ok = src.Next() {
-		asked[r.ID] = r.OutputTokens
-		rs = append(rs, r)
-	}
-	if len(rs) != n {
-		t.Fatalf("source gave %d of %d requests", len(rs), n)
-	}
-	sink := &memSink{}
-	check := &checkSteps{t: t, cfg: cfg.Engine}
-	sim, err := New(cfg, Options{Requests: sink, Observer: check})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := sim.Run(NewSliceSource(rs))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := runChecked(t, cfg)
+	sum, check := run.sum, run.check
 	if int64(check.steps) != sum.Metrics.Steps {
 		t.Errorf("observed %d steps, summary says %d", check.steps, sum.Metrics.Steps)
 	}
@@ -122,40 +101,20 @@ func TestRandomizedRunInvariants(t *testing.T) {
 	if sum.Replicas[0].Steps == 0 || sum.Replicas[1].Steps == 0 {
 		t.Errorf("a replica never ran: %+v", sum.Replicas)
 	}
-	checkConservation(t, sum, sink.rows, asked, sim)
 }
 
 // The real Splitwise conversation trace replayed on llama-3.1-8b at TP1.
 func TestSplitwiseConvTrace(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
-	src, n, err := OpenSource(cfg.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 19366 {
+	run := runChecked(t, cfg)
+	if n := len(run.asked); n != 19366 {
 		t.Fatalf("trace has %d requests, want 19366", n)
 	}
-	rs := make([]datasets.Request, 0, n)
-	asked := map[int]int{}
-	for r, ok := src.Next(); ok; r, ok = src.Next() {
-		asked[r.ID] = r.OutputTokens
-		rs = append(rs, r)
-	}
-	sink := &memSink{}
-	sim, err := New(cfg, Options{Requests: sink, Observer: &checkSteps{t: t, cfg: cfg.Engine}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := sim.Run(NewSliceSource(rs))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One request (14,089 tokens) exceeds the default max_model_len of 8192.
-	if sum.Metrics.Rejected != 1 {
-		t.Errorf("%d rejected, want 1", sum.Metrics.Rejected)
+	if run.sum.Metrics.Rejected != 1 {
+		t.Errorf("%d rejected, want 1", run.sum.Metrics.Rejected)
 	}
-	checkConservation(t, sum, sink.rows, asked, sim)
 }
 
 // The per-step hot path (scheduling, pricing, completing, metrics) does not

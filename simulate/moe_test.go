@@ -435,26 +435,7 @@ func TestMoERunInvariants(t *testing.T) {
 	cfg.Engine.MaxNumSeqs = 32
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
-	src, _, err := OpenSource(cfg.Workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	asked := map[int]int{}
-	var rs []datasets.Request
-	for r, ok := src.Next(); ok; r, ok = src.Next() {
-		asked[r.ID] = r.OutputTokens
-		rs = append(rs, r)
-	}
-	sink := &memSink{}
-	sim, err := New(cfg, Options{Requests: sink, Observer: &checkSteps{t: t, cfg: cfg.Engine}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := sim.Run(NewSliceSource(rs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkConservation(t, sum, sink.rows, asked, sim)
+	sum := runChecked(t, cfg).sum
 	checkBreakdown(t, sum)
 	mo := sum.CostModel.MoE
 	if mo == nil || mo.Routing != RoutingSkewed || mo.Skew != 1 || mo.All2AllBackend != "all-to-all" || mo.RoutingTables == 0 || mo.Method == "" {
