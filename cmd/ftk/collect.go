@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/collect"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
@@ -75,6 +76,7 @@ Examples:
 			&cli.StringFlag{Name: "emit", Usage: "write a job file running --shards shards instead of measuring: slurm or k8s"},
 			&cli.IntFlag{Name: "shards", Value: 1, Usage: "with --emit: number of shards"},
 			&cli.StringFlag{Name: "image", Value: "ftk:latest", Usage: "with --emit k8s: container image"},
+			&cli.StringFlag{Name: "binary", Usage: "with --emit: path of the ftk executable on the cluster's nodes (default: this ftk for slurm, ftk from the image's PATH for k8s)"},
 		},
 		Action: runCollect,
 	}
@@ -231,7 +233,7 @@ func emitCollect(cmd *cli.Command, o collect.Options) error {
 	}
 	args := []string{"collect"}
 	args = append(args, cmd.Args().Slice()...)
-	skip := map[string]bool{"emit": true, "shards": true, "image": true, "plan-only": true}
+	skip := map[string]bool{"emit": true, "shards": true, "image": true, "plan-only": true, "binary": true}
 	for _, f := range cmd.Flags {
 		name := f.Names()[0]
 		if skip[name] || !cmd.IsSet(name) {
@@ -248,15 +250,18 @@ func emitCollect(cmd *cli.Command, o collect.Options) error {
 	if err != nil {
 		return err
 	}
-	gpus := 1
-	for _, l := range o.Plan.Layouts {
-		gpus = max(gpus, l.TP, l.EP)
-		if l.PP > 1 {
-			gpus = max(gpus, 2)
+	gpus := 0 // the synthetic backend and the torch worker on the CPU need no GPU
+	if o.Backend != collect.BackendSynthetic && o.Torch.DeviceKind != collect.KindCPU {
+		gpus = 1
+		for _, l := range o.Plan.Layouts {
+			gpus = max(gpus, l.TP, l.EP)
+			if l.PP > 1 {
+				gpus = max(gpus, 2)
+			}
 		}
-	}
-	if len(o.Torch.GPUs) > 0 {
-		gpus = len(o.Torch.GPUs)
+		if len(o.Torch.GPUs) > 0 {
+			gpus = len(o.Torch.GPUs)
+		}
 	}
 	dev := o.Device
 	if dev == nil {
@@ -271,10 +276,30 @@ func emitCollect(cmd *cli.Command, o collect.Options) error {
 		secs += e.GPUSeconds
 	}
 	n := cmd.Int("shards")
-	return collect.Emit(cmd.Root().Writer, collect.EmitConfig{
-		Kind: cmd.String("emit"), Shards: n, Args: args, GPUs: gpus, Image: cmd.String("image"),
-		HoursPerShard: math.Ceil(secs/float64(max(n, 1))/float64(gpus)) / 3600,
+	bin, err := emitBinary(cmd)
+	if err != nil {
+		return err
+	}
+	return batchjob.Write(cmd.Root().Writer, batchjob.Job{
+		Kind: cmd.String("emit"), Name: "ftk-collect", Shards: n, Binary: bin, Args: args, GPUs: gpus,
+		Image: cmd.String("image"), OutFlag: "--out", Claim: "ftk-profiles",
+		Hours: math.Ceil(secs/float64(max(n, 1))/float64(max(gpus, 1))) / 3600,
+		Merge: "ftk ingest " + o.Out + " -o DATASET (it merges the shard folders)",
 	})
+}
+
+// emitBinary is the ftk executable an emitted job runs: --binary, else
+// this executable for Slurm (whose nodes share the file system) and ftk
+// from the image's PATH for Kubernetes.
+func emitBinary(cmd *cli.Command) (string, error) {
+	if b := cmd.String("binary"); b != "" || cmd.String("emit") != batchjob.Slurm {
+		return b, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("--emit slurm: cannot find this ftk's path (%v): give --binary", err)
+	}
+	return exe, nil
 }
 
 func isBoolFlag(f cli.Flag) bool {

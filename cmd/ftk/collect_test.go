@@ -84,17 +84,26 @@ func TestCollectPlanOnly(t *testing.T) {
 }
 
 func TestCollectEmit(t *testing.T) {
-	out, errOut, code := ftk(t, "collect", "all", "--model", "llama-3.1-8b", "--device", "h100", "--tp", "2", "--emit", "slurm", "--shards", "3")
+	out, errOut, code := ftk(t, "collect", "all", "--model", "llama-3.1-8b", "--device", "h100", "--tp", "2", "--emit", "slurm", "--shards", "3", "--binary", "/opt/ftk/bin/ftk")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"#SBATCH --array=0-2", "ftk collect all", "--model llama-3.1-8b", "--tp 2", `--shard "${SLURM_ARRAY_TASK_ID}/3"`} {
+	for _, want := range []string{"#SBATCH --array=0-2", "#SBATCH --gpus-per-node=2", "/opt/ftk/bin/ftk collect all", "--model llama-3.1-8b", "--tp 2", `--shard "${SLURM_ARRAY_TASK_ID}/3"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("script lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "--binary") {
+		t.Errorf("the job passes --binary on:\n%s", out)
+	}
+	// The synthetic backend needs no GPU, and the default binary is this one.
+	out, _, code = ftk(t, "collect", "all", "--backend", "synthetic", "--model", "llama-3.1-8b", "--device", "h100", "--emit", "slurm", "--shards", "4")
+	exe, _ := os.Executable()
+	if code != 0 || strings.Contains(out, "gpus") || !strings.Contains(out, exe+" collect all") {
+		t.Errorf("synthetic sweep (exit %d): want no GPU request and %s:\n%s", code, exe, out)
+	}
 	out, _, code = ftk(t, "collect", "linear", "--model", "llama-3.1-8b", "--device", "h100", "--emit", "k8s", "--shards", "2")
-	if code != 0 || !strings.Contains(out, "completionMode: Indexed") || !strings.Contains(out, `${JOB_COMPLETION_INDEX}/2`) {
+	if code != 0 || !strings.Contains(out, "completionMode: Indexed") || !strings.Contains(out, `${JOB_COMPLETION_INDEX}/2`) || !strings.Contains(out, "exec ftk collect linear") {
 		t.Errorf("k8s (exit %d):\n%s", code, out)
 	}
 }
