@@ -86,3 +86,18 @@ func TestShellJoin(t *testing.T) {
 		t.Errorf("ShellJoin = %s", got)
 	}
 }
+
+func TestParseShard(t *testing.T) {
+	s, err := ParseShard("2/4")
+	if err != nil || s != (Shard{2, 4}) || !s.Owns(6) || s.Owns(5) || s.String() != "2/4" {
+		t.Fatalf("%v %v", s, err)
+	}
+	if !(Shard{}).Whole() || !(Shard{}).Owns(3) {
+		t.Error("the zero shard is not the whole list")
+	}
+	for _, bad := range []string{"", "4/4", "-1/2", "1", "a/b", "0/0"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -325,6 +325,8 @@ func flagValue(cmd *cli.Command, f cli.Flag) string {
 		return strconv.FormatUint(cmd.Uint64(name), 10)
 	case *cli.DurationFlag:
 		return cmd.Duration(name).String()
+	case *cli.FloatFlag:
+		return strconv.FormatFloat(cmd.Float(name), 'g', -1, 64)
 	}
 	return cmd.String(name)
 }
