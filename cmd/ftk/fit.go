@@ -11,9 +11,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// exitCoverage is the exit code of a failed --check-coverage.
-const exitCoverage = 3
-
 func fitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "fit",

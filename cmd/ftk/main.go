@@ -24,15 +24,19 @@ func main() {
 // error is printed as one line on stderr; nothing panics on bad input.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	if err := app.Run(ctx, args); err != nil {
+	err := unknownCommand(app, args[1:])
+	if err == nil {
+		err = app.Run(ctx, args)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "ftk: %v\n", err)
 		var ec cli.ExitCoder
 		if errors.As(err, &ec) && ec.ExitCode() != 0 {
 			return ec.ExitCode()
 		}
-		return 1
+		return exitRuntime
 	}
-	return 0
+	return exitOK
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
@@ -71,19 +75,6 @@ Start with "make pipeline", or
 	return app
 }
 
-// setUsageErrors makes a command-line mistake in any command one line and
-// exit code 2, instead of the full help text.
-func setUsageErrors(cmd *cli.Command) {
-	if cmd.OnUsageError == nil {
-		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
-			return usageError("%s: %v (see '%s --help')", c.FullName(), err, c.FullName())
-		}
-	}
-	for _, sub := range cmd.Commands {
-		setUsageErrors(sub)
-	}
-}
-
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
@@ -93,9 +84,4 @@ func versionCommand() *cli.Command {
 			return err
 		},
 	}
-}
-
-// usageError is a command-line mistake: exit code 2.
-func usageError(format string, a ...any) error {
-	return cli.Exit(fmt.Sprintf(format, a...), 2)
 }

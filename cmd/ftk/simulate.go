@@ -91,10 +91,7 @@ Examples:
   ftk simulate --config out/config.yaml -o out2 --chrome-trace out2/trace.json
   ftk simulate --model qwen3-30b-a3b --tp 8 --ep 8 --execution-mode eager --breakdown --workload fixed:1024x256 --rate 4 --num-requests 300
   ftk simulate --model llama-3.1-8b --mode disaggregated --prefill-instances 1 --decode-instances 2 --kv-link-gbps 25 --workload splitwise-conv --rate 5 --num-requests 1000`,
-		Flags: flags,
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return usageError("simulate: %v (see 'ftk simulate --help')", err)
-		},
+		Flags:  flags,
 		Action: runSimulate,
 	}
 }

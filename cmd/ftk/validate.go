@@ -99,9 +99,6 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text, markdown or csv (csv: the per-row table, a blank line, the per-metric table)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the Markdown and CSV tables and the CDF plots (PNG)"},
 		),
-		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-			return usageError("validate e2e: %v (see 'ftk validate e2e --help')", err)
-		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			format := cmd.String("format")
 			if format != "text" && format != "markdown" && format != "csv" {
@@ -177,9 +174,6 @@ Examples:
 			&cli.IntFlag{Name: "max-evaluations", Value: 1000, Usage: "most evaluations of the objective per fit (each simulates every fitted run once)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text or csv"},
 		),
-		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-			return usageError("validate calibrate: %v (see 'ftk validate calibrate --help')", err)
-		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			out, format := cmd.String("out"), cmd.String("format")
 			if out == "" {
@@ -230,9 +224,6 @@ on a dataset the bundle was not trained on for an out-of-sample check.
 
 Examples:
   ftk validate ops bundle.arrow profiles-ds/`,
-		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-			return usageError("validate ops: %v (see 'ftk validate ops --help')", err)
-		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 2 {
 				return usageError("validate ops needs two arguments, BUNDLE and DATASET, got %d", cmd.Args().Len())

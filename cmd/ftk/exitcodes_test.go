@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExitCodes checks the documented exit codes: 2 for every command-line
+// mistake (unknown command or flag, unparsable value), one line on stderr in
+// ftk's words, and 3 for nothing but a coverage gap.
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus" for 'ftk'`},
+		{[]string{"help", "bogus"}, exitUsage, `unknown command "bogus" for 'ftk'`},
+		{[]string{"models", "bogus"}, exitUsage, `unknown command "bogus" for 'ftk models': the commands are list, show, ops`},
+		{[]string{"datasets", "bogus"}, exitUsage, `unknown command "bogus" for 'ftk datasets'`},
+		{[]string{"validate", "bogus"}, exitUsage, `unknown command "bogus" for 'ftk validate'`},
+		{[]string{"datasets", "import", "bogus"}, exitUsage, `unknown command "bogus" for 'ftk datasets import'`},
+		{[]string{"simulat", "--model", "x"}, exitUsage, `unknown command "simulat"`},
+		{[]string{"simulate", "--bogus"}, exitUsage, "simulate: unknown flag --bogus (see 'ftk simulate --help')"},
+		{[]string{"fit", "--bogus", "x"}, exitUsage, "fit: unknown flag --bogus"},
+		{[]string{"validate", "e2e", "-z"}, exitUsage, "validate e2e: unknown flag -z"},
+		{[]string{"simulate", "--tp", "x"}, exitUsage, `invalid value "x" for --tp: want a whole number`},
+		{[]string{"simulate", "--rate", "fast"}, exitUsage, `invalid value "fast" for --rate: want a number`},
+		{[]string{"simulate", "--seed", "-1"}, exitUsage, `invalid value "-1" for --seed: want a whole number >= 0`},
+		{[]string{"fit", "--trees", "x"}, exitUsage, `invalid value "x" for --trees: want a whole number`},
+		{[]string{"collect", "linear", "--shape-timeout", "x"}, exitUsage, "want a duration"},
+		{[]string{"ingest", "-o"}, exitUsage, "ingest: -o needs a value"},
+		{[]string{"ingest"}, exitUsage, "ingest needs at least one PATH"},
+		{[]string{"devices", "show", "bogus"}, exitRuntime, `unknown device "bogus"`},
+		{[]string{"models"}, exitOK, ""},
+		{[]string{"version"}, exitOK, ""},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			out, errOut, code := ftk(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			if c.code == exitOK {
+				if out == "" {
+					t.Errorf("no output")
+				}
+				return
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr %q lacks %q", errOut, c.want)
+			}
+			if strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("stderr is not one line: %q", errOut)
+			}
+			for _, jargon := range []string{"ftk: ftk:", "No help topic", "strconv", "flag provided but not defined", "Incorrect Usage"} {
+				if strings.Contains(errOut, jargon) {
+					t.Errorf("stderr %q has %q", errOut, jargon)
+				}
+			}
+		})
+	}
+}
