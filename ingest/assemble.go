@@ -60,6 +60,7 @@ func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
 			models[in.Model] = true
 		}
 		m.ExcludedRows += in.ExcludedRows
+		m.DuplicateRows += in.DuplicateRows
 	}
 	seen := map[int32]bool{}
 	for _, f := range b.files {

@@ -54,6 +54,38 @@ func (r *reader) pos(col int) (float64, bool) {
 	return v, ok
 }
 
+// whole parses a required non-negative whole-number feature cell: a count
+// of tokens, sequences or context positions. 1024.0 is read as 1024; 1.5
+// excludes the row.
+func (r *reader) whole(col int) (float64, bool) {
+	v, ok := r.num(col)
+	if ok && v != math.Trunc(v) {
+		r.drop(col, "", reasonNotWhole+": "+string(trimSpace(r.cell(col))))
+		return 0, false
+	}
+	return v, ok
+}
+
+// count parses a required positive whole-number feature cell.
+func (r *reader) count(col int) (float64, bool) {
+	v, ok := r.whole(col)
+	if ok && v <= 0 {
+		r.drop(col, "", reasonBadFeature+": "+string(trimSpace(r.cell(col)))+" is not positive")
+		return 0, false
+	}
+	return v, ok
+}
+
+// optWhole parses an optional whole-number cell: blank or absent gives ok
+// with present false.
+func (r *reader) optWhole(col int) (v float64, present, ok bool) {
+	if col < 0 || len(trimSpace(r.fields[col])) == 0 {
+		return 0, false, true
+	}
+	v, ok = r.whole(col)
+	return v, ok, ok
+}
+
 // posInt parses a required positive integer (TP, EP, group size).
 func (r *reader) posInt(col int) (int, bool) {
 	v, ok := r.num(col)

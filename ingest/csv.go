@@ -16,6 +16,10 @@ type csvError struct {
 	msg   string
 }
 
+// msgUnterminated is the csvError of a quote that is never closed: the
+// rest of the file is one broken field, so the file cannot be read.
+const msgUnterminated = "unterminated quoted field"
+
 func (e *csvError) Error() string { return fmt.Sprintf("field %d: %s", e.field, e.msg) }
 
 // parseRecord splits the CSV record at the start of data into fields,
@@ -39,7 +43,7 @@ func parseRecord(data []byte, fields [][]byte) ([][]byte, int, int, error) {
 				k := bytes.IndexByte(data[j:], '"')
 				if k < 0 {
 					lines += bytes.Count(data[j:], nl)
-					return fields, len(data), lines, &csvError{len(fields) + 1, "unterminated quoted field"}
+					return fields, len(data), lines, &csvError{len(fields) + 1, msgUnterminated}
 				}
 				lines += bytes.Count(data[j:j+k], nl)
 				if w != j {

@@ -13,6 +13,7 @@ const (
 	reasonNotNumber  = "not a number"
 	reasonBlankKey   = "blank key or feature cell"
 	reasonNotInteger = "not a positive integer"
+	reasonNotWhole   = "not a whole number (a count of tokens, sequences or bytes)"
 	reasonNotBool    = "not a boolean"
 	reasonNotList    = "not a list of integers"
 	reasonNaN        = "NaN or infinite time"

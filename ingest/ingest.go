@@ -79,6 +79,8 @@ func read(paths []string, opt Options) (*build, error) {
 		total    int64
 	)
 	seenCollect := map[*collectMeta]bool{}
+	seenSum := map[[sha256.Size]byte]string{} // content hash -> first path
+	var identical []IdenticalFile
 	var buf []byte // reused: records keep no reference into it
 	for _, f := range files {
 		data, err := readInto(f, buf)
@@ -92,15 +94,20 @@ func read(paths []string, opt Options) (*build, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ingest %s: %w", f, err)
 		}
+		if c := org.collect; c != nil && !seenCollect[c] {
+			seenCollect[c] = true
+			collects = append(collects, c) // checked even when the file is a copy
+		}
+		if first, ok := seenSum[sum]; ok {
+			identical = append(identical, IdenticalFile{Path: f, SameAs: first, SHA256: hex.EncodeToString(sum[:])})
+			continue // a copy: its rows would be counted twice
+		}
+		seenSum[sum] = f
 		in := Input{Path: f, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data)),
 			Device: org.device, DeviceFrom: org.deviceFrom, Model: org.model, ModelFrom: org.modelFrom}
 		if c := org.collect; c != nil {
 			if c.shardN > 0 {
 				in.Shard = fmt.Sprintf("%d/%d", c.shardI, c.shardN)
-			}
-			if !seenCollect[c] {
-				seenCollect[c] = true
-				collects = append(collects, c)
 			}
 		}
 		p, err := readCSV(&in, int32(len(inputs)), data, org, tab)
@@ -128,6 +135,7 @@ func read(paths []string, opt Options) (*build, error) {
 		}
 	}
 	b := assemble(inputs, all, tab)
+	b.m.IdenticalFiles = identical
 	b.bytes = total
 	return b, nil
 }
@@ -163,8 +171,9 @@ func readInto(path string, buf []byte) ([]byte, error) {
 }
 
 // expand lists the CSV files of paths in order: files as given, folders
-// walked in lexical order (hidden entries skipped). A file named twice is
-// read once.
+// walked in lexical order (hidden entries skipped). A file named twice (a
+// folder given twice, or a folder and one inside it) is read once; a
+// folder with no CSV file under it is an error.
 func expand(paths []string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("ingest: no input paths")
@@ -190,7 +199,7 @@ func expand(paths []string) ([]string, error) {
 			add(p)
 			continue
 		}
-		n := len(out)
+		found := 0 // CSV files under p, whether or not named before
 		err = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -202,6 +211,7 @@ func expand(paths []string) ([]string, error) {
 				return nil
 			}
 			if !d.IsDir() && strings.EqualFold(filepath.Ext(q), ".csv") {
+				found++
 				add(q)
 			}
 			return nil
@@ -209,7 +219,7 @@ func expand(paths []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
-		if len(out) == n {
+		if found == 0 {
 			return nil, fmt.Errorf("ingest: no CSV files under %s: point it at profiling CSVs (ftk collect output, Frontier or Vidur folders)", p)
 		}
 	}

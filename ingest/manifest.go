@@ -60,6 +60,12 @@ type Manifest struct {
 	Measurements []string `json:"measurements"`
 	Samples      int      `json:"samples"`
 	ExcludedRows int      `json:"excluded_rows"`
+	// DuplicateRows counts exact duplicate rows dropped (Input.DuplicateRows
+	// summed); IdenticalFiles lists inputs skipped because an earlier input
+	// has the same bytes. Repeats of one measurement would otherwise count
+	// as independent samples and sit on both sides of a fit's CV split.
+	DuplicateRows  int             `json:"duplicate_rows"`
+	IdenticalFiles []IdenticalFile `json:"identical_files"`
 	// DuplicatedShapes counts groups of samples with the same key, features
 	// and conditions; Conflicts lists those whose timings disagree.
 	DuplicatedShapes int          `json:"duplicated_shapes"`
@@ -98,6 +104,11 @@ type Input struct {
 	Shard                string `json:"shard,omitempty"`
 	RowsIn               int    `json:"rows_in"`  // data records in the file
 	RowsOut              int    `json:"rows_out"` // records that gave at least one sample
+	// DuplicateRows counts records dropped because an earlier record of the
+	// file has exactly the same cells (a sweep appended twice);
+	// DuplicateLines lists the first of them.
+	DuplicateRows  int   `json:"duplicate_rows"`
+	DuplicateLines []int `json:"duplicate_lines,omitempty"`
 	Samples              int    `json:"samples"`
 	// Excluded groups every excluded row (Op "") or operator of a row by
 	// column, operator and reason; ExcludedRows counts them.
@@ -109,6 +120,14 @@ type Input struct {
 	// nor kept extras.
 	NotIngested []string `json:"columns_not_ingested,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+}
+
+// IdenticalFile is an input skipped because an earlier one (SameAs) has
+// the same content.
+type IdenticalFile struct {
+	Path   string `json:"path"`
+	SameAs string `json:"same_as"`
+	SHA256 string `json:"sha256"`
 }
 
 // Excluded is a group of excluded rows of one input: the same column

@@ -236,6 +236,7 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 		nameMeas = spec.HostWall
 	}
 	measLine, blankMeas := 0, 0
+	rows := newRowSet()
 	r.kernelOnly = nameMeas == spec.KernelOnly
 
 	for {
@@ -246,12 +247,22 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 		in.RowsIn++
 		r.line, r.rowDropped, r.kept, r.rowExt = line, false, 0, -1
 		if errors.As(err, &ce) {
+			if ce.msg == msgUnterminated {
+				return nil, fail(line, ce.field, "%s: the quote opened here is never closed, so every line after it is one broken cell; fix or remove the stray quote", ce.msg)
+			}
 			r.dropped = append(r.dropped, dropped{line: line, column: ce.field, reason: reasonMalformed + ": " + ce.msg})
 			continue
 		}
 		if len(fields) != len(h.names) {
 			r.dropped = append(r.dropped, dropped{line: line, column: min(len(fields), len(h.names)) + 1,
 				reason: fmt.Sprintf("%s: %d, the header has %d", reasonFieldCount, len(fields), len(h.names))})
+			continue
+		}
+		if !rows.add(fields) {
+			in.DuplicateRows++
+			if len(in.DuplicateLines) < maxDuplicateLines {
+				in.DuplicateLines = append(in.DuplicateLines, line)
+			}
 			continue
 		}
 		r.fields = fields
@@ -319,7 +330,10 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 		in.Notes = append(in.Notes, fmt.Sprintf("%d %s%s", r.skipped[what], what[0], what[1]))
 	}
 	if in.RowsIn == 0 {
-		in.Notes = append(in.Notes, "no data rows (header only)")
+		return nil, fail(hline, 0, "header only, no data rows (an interrupted collect, or an export of an empty table): remove the file or re-run what wrote it")
+	}
+	if in.DuplicateRows > 0 {
+		in.Notes = append(in.Notes, fmt.Sprintf("%d exact duplicate rows dropped (same cells as an earlier row; first at lines %s)", in.DuplicateRows, lineList(in.DuplicateLines, 5)))
 	}
 	for i, n := range h.names {
 		if !r.used[i] && !isIndexColumn(n) {
@@ -329,6 +343,9 @@ func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*p
 	sort.Strings(in.NotIngested)
 	return &parsed{recs: r.recs, ext: r.xslab, xseen: r.xseen, family: fam, nExtras: len(r.extras)}, nil
 }
+
+// maxDuplicateLines is the most duplicate-row lines an input lists.
+const maxDuplicateLines = 20
 
 // parsed is what readCSV returns: the records in chunks and the slab of
 // the rows' extras they point into.

@@ -24,7 +24,7 @@ func WriteReport(w io.Writer, dir string, m *Manifest) {
 		if in.MeasurementDefaulted {
 			meas += " (defaulted)"
 		}
-		fmt.Fprintf(w, "%s: %s/%s %s, device %s (%s), model %s: %d rows in, %d out, %d samples\n",
+		fmt.Fprintf(w, "%s: %s/%s %s, device %s (%s), model %s: %d rows in, %d with samples, %d samples\n",
 			in.Path, in.Family, in.Dialect, meas, in.Device, in.DeviceFrom, model, in.RowsIn, in.RowsOut, in.Samples)
 		if in.MeasurementNote != "" {
 			fmt.Fprintf(w, "  note: %s\n", in.MeasurementNote)
@@ -58,8 +58,38 @@ func WriteReport(w io.Writer, dir string, m *Manifest) {
 		fmt.Fprintf(w, "conflicting duplicate %s %s %v: %d samples, medians %.4g..%.4g ms (%s:%s)\n",
 			c.Key, c.Variant, c.Features, c.Samples, c.MedianMinMs, c.MedianMaxMs, at.Source, lineList(at.Lines, 4))
 	}
-	fmt.Fprintf(w, "wrote %s: device %s, %d samples in %d files; %d rows excluded; %d duplicated shapes, %d conflicting; checksum sha256:%s\n",
-		dir, m.Device, m.Samples, len(m.Files), m.ExcludedRows, m.DuplicatedShapes, len(m.Conflicts), m.Checksum())
+	for _, f := range m.IdenticalFiles {
+		fmt.Fprintf(w, "%s: skipped, the same bytes as %s (sha256 %.12s...)\n", f.Path, f.SameAs, f.SHA256)
+	}
+	fmt.Fprintf(w, "wrote %s: device %s, %s in %s; %s\n",
+		dir, m.Device, plural(m.Samples, "sample"), plural(len(m.Files), "Arrow file"), m.Counts())
+	fmt.Fprintf(w, "(a sample is one timed operator of a row; checksum sha256:%s)\n", m.Checksum())
+}
+
+// Counts says, in words, what was excluded, dropped and repeated.
+func (m *Manifest) Counts() string {
+	rows, ops := 0, 0
+	for _, in := range m.Inputs {
+		for _, g := range in.Excluded {
+			if g.Op == "" {
+				rows += len(g.Lines)
+			} else {
+				ops += len(g.Lines)
+			}
+		}
+	}
+	return fmt.Sprintf("excluded %s and %s; dropped %s and %s; %s measured more than once (kept, %d with times more than %g%% apart)",
+		plural(rows, "whole row"), plural(ops, "operator cell"),
+		plural(m.DuplicateRows, "exact duplicate row"), plural(len(m.IdenticalFiles), "identical file"),
+		plural(m.DuplicatedShapes, "shape"), len(m.Conflicts), ConflictTolerance*100)
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lineList prints up to n line numbers.

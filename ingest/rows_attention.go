@@ -109,9 +109,9 @@ func attentionRows(r *reader) (rowFunc, error) {
 		isPrefill, ok1 := r.flag(prefillCol)
 		mixed, ok2 := r.flag(mixedCol)
 		trueMixed, ok3 := r.flag(trueCol)
-		batch, ok4 := r.num(batchCol)
-		kv, ok5 := r.num(kvCol)
-		chunk, ok6 := r.num(chunkCol)
+		batch, ok4 := r.whole(batchCol)
+		kv, ok5 := r.whole(kvCol)
+		chunk, ok6 := r.whole(chunkCol)
 		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
 			return
 		}
@@ -121,7 +121,7 @@ func attentionRows(r *reader) (rowFunc, error) {
 				return
 			}
 		}
-		total, hasTotal, ok := r.optNum(totalCol)
+		total, hasTotal, ok := r.optWhole(totalCol)
 		if !ok {
 			return
 		}

@@ -26,7 +26,7 @@ func linearRows(r *reader) (rowFunc, error) {
 		return nil, err
 	}
 	return func(r *reader) {
-		tokens, ok := r.pos(tokCol)
+		tokens, ok := r.count(tokCol)
 		if !ok {
 			return
 		}

@@ -135,7 +135,7 @@ func moeRows(r *reader) (rowFunc, error) {
 	}
 	standalone, standard := r.tab.idOf(spec.GatingStandalone), r.tab.idOf(routingStandard)
 	return func(r *reader) {
-		tokens, ok := r.pos(tokCol)
+		tokens, ok := r.count(tokCol)
 		if !ok {
 			return
 		}

@@ -121,8 +121,8 @@ func WriteSummary(w io.Writer, dir string, d *Dataset) error {
 		models = "-"
 	}
 	fmt.Fprintf(w, "dataset %s: device %s, models %s, measurement %s\n", dir, m.Device, models, strings.Join(m.Measurements, ", "))
-	fmt.Fprintf(w, "%d samples in %d files from %d inputs (schema %d); %d rows excluded; %d duplicated shapes, %d conflicting\n",
-		m.Samples, len(m.Files), len(m.Inputs), m.SchemaVersion, m.ExcludedRows, m.DuplicatedShapes, len(m.Conflicts))
+	fmt.Fprintf(w, "%s in %s from %s (schema %d); %s\n",
+		plural(m.Samples, "sample"), plural(len(m.Files), "Arrow file"), plural(len(m.Inputs), "input"), m.SchemaVersion, m.Counts())
 	fmt.Fprintf(w, "checksum sha256:%s\n\n", d.Checksum())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tMEASUREMENT\tROWS\tKEYS\tTP\tVARIANTS\tFEATURE\tMIN\tMAX\tDISTINCT\tVALUES")

@@ -63,7 +63,7 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 		}
 	}
 	out, errOut, code = ftk(t, "ingest", sweep, "--device", "cpu", "-o", filepath.Join(dir, "ds"))
-	if code != 0 || !strings.Contains(out+errOut, "0 rows excluded") {
+	if code != 0 || !strings.Contains(out+errOut, "excluded 0 whole rows and 0 operator cells") {
 		t.Fatalf("ingest exit %d:\n%s\n%s", code, out, errOut)
 	}
 }

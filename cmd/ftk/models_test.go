@@ -71,8 +71,8 @@ func TestBadInputOneLineNonZero(t *testing.T) {
 		{[]string{"models", "ops", "qwen3-30b-a3b", "--tp", "8", "--ep", "3"}, "EP=3 does not divide the 128 experts"},
 		{[]string{"models", "show", bad}, "missing required field hidden_size"},
 		{[]string{"models", "show"}, "needs one MODEL argument"},
-		{[]string{"models", "show", "--bogus", "llama-2-7b"}, "flag provided but not defined: -bogus"},
-		{[]string{"devices", "list", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"models", "show", "--bogus", "llama-2-7b"}, "unknown flag --bogus"},
+		{[]string{"devices", "list", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"models", "show", filepath.Join(dir, "nope.json")}, "no such file"},
 	}
 	for _, c := range cases {
