@@ -1,0 +1,12 @@
+// Package outlock is the lock a command holds on what it writes, so that
+// two runs writing one output never interleave: an OS advisory lock
+// (flock(2)) on a small lock file beside the output. A second writer fails
+// at once with an error naming the holder (pid, command line, start time).
+// The kernel releases the lock when its process exits, however it exits, so
+// a lock left by a killed run never blocks the next one.
+//
+// A folder output is locked by DIR/.ftk-lock; a file output by
+// .<name>.ftk-lock in its folder. The lock file stays after release (removing
+// it would let a third process lock a fresh file while a second still holds
+// the old one); only the lock, not the file, means anything.
+package outlock

@@ -1,0 +1,120 @@
+package outlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DirLockName is the lock file of a folder output.
+const DirLockName = ".ftk-lock"
+
+// Lock is a held output lock.
+type Lock struct {
+	f    *os.File
+	path string
+}
+
+// HeldError is returned when another process holds the lock.
+type HeldError struct {
+	Output  string // the folder or file being written
+	PID     int    // 0 when the holder wrote no record yet
+	Command string
+	Since   time.Time
+}
+
+func (e *HeldError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = fmt.Sprintf("pid %d", e.PID)
+		if e.Command != "" {
+			who += fmt.Sprintf(" (%s)", e.Command)
+		}
+		if !e.Since.IsZero() {
+			who += ", since " + e.Since.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+	}
+	return fmt.Sprintf("%s is being written by %s: wait for it to finish, or write to another output", e.Output, who)
+}
+
+// Dir takes the lock of the folder output dir, creating the folder. command
+// is recorded for a second writer's error (the command line of the run).
+func Dir(dir, command string) (*Lock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return take(filepath.Join(dir, DirLockName), dir, command)
+}
+
+// File takes the lock of the file output path (the lock file sits beside
+// it), creating its folder.
+func File(path, command string) (*Lock, error) {
+	d := filepath.Dir(path)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return take(filepath.Join(d, "."+filepath.Base(path)+".ftk-lock"), path, command)
+}
+
+func take(lockPath, output, command string) (*Lock, error) {
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", output, err)
+	}
+	held, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", output, err)
+	}
+	if held {
+		e := readHolder(lockPath)
+		f.Close()
+		e.Output = output
+		return nil, e
+	}
+	rec := fmt.Sprintf("%d\n%s\n%s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339), oneLine(command))
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(rec), 0)
+	}
+	if err != nil {
+		unlock(f)
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", output, err)
+	}
+	return &Lock{f: f, path: lockPath}, nil
+}
+
+// Release drops the lock; a nil Lock is fine. The holder record is cleared
+// first so that a later reader never names a finished run.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	terr := l.f.Truncate(0)
+	uerr := unlock(l.f)
+	cerr := l.f.Close()
+	l.f = nil
+	return errors.Join(terr, uerr, cerr)
+}
+
+// readHolder reads the record the holder wrote: pid, start time, command.
+func readHolder(path string) *HeldError {
+	e := &HeldError{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return e
+	}
+	lines := strings.SplitN(string(data), "\n", 3)
+	if len(lines) == 3 {
+		e.PID, _ = strconv.Atoi(lines[0])
+		e.Since, _ = time.Parse(time.RFC3339, lines[1])
+		e.Command = strings.TrimSpace(lines[2])
+	}
+	return e
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

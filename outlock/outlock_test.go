@@ -1,0 +1,103 @@
+package outlock
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSecondWriterFails: a second lock of one output fails at once, naming
+// the holder; after release it succeeds. Folder and file outputs alike.
+func TestSecondWriterFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		name string
+		take func(cmd string) (*Lock, error)
+		out  string
+	}{
+		{"folder", func(c string) (*Lock, error) { return Dir(dir, c) }, dir},
+		{"file", func(c string) (*Lock, error) { return File(filepath.Join(dir, "b.arrow"), c) }, filepath.Join(dir, "b.arrow")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := tc.take("ftk simulate   --model x\n-o out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = tc.take("ftk simulate -o out")
+			var he *HeldError
+			if !errors.As(err, &he) {
+				t.Fatalf("second lock: %v, want a HeldError", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the second writer waited %v", d)
+			}
+			want := tc.out + " is being written by pid " + strconv.Itoa(os.Getpid()) + " (ftk simulate --model x -o out), since "
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q, want it to start %q", err, want)
+			}
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+			l2, err := tc.take("again")
+			if err != nil {
+				t.Fatalf("after release: %v", err)
+			}
+			l2.Release()
+		})
+	}
+	var nilLock *Lock
+	if err := nilLock.Release(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestHolderProcess: a lock held by another process is reported with that
+// process's pid; once the process is killed (SIGKILL: no cleanup runs) the
+// lock it left does not block the next writer.
+func TestHolderProcess(t *testing.T) {
+	if dir := os.Getenv("OUTLOCK_TEST_HOLD"); dir != "" {
+		if _, err := Dir(dir, "holder "+dir); err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("held\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHolderProcess$")
+	cmd.Env = append(os.Environ(), "OUTLOCK_TEST_HOLD="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "held\n" {
+		t.Fatalf("holder said %q, %v", line, err)
+	}
+	_, err = Dir(dir, "second")
+	var he *HeldError
+	if !errors.As(err, &he) || he.PID != cmd.Process.Pid || he.Command != "holder "+dir {
+		t.Fatalf("lock held by pid %d: got %v (%+v)", cmd.Process.Pid, err, he)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	l, err := Dir(dir, "after the holder died")
+	if err != nil {
+		t.Fatalf("a dead holder's lock blocks: %v", err)
+	}
+	l.Release()
+}
