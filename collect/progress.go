@@ -5,8 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
+	ftkprogress "github.com/ftk-dev/ftk/progress"
 )
 
 // progress reports shapes done: a bar on a terminal, else one line per
@@ -19,28 +18,18 @@ type progress interface {
 // newProgress returns a bar when bar is set, else the periodic log.
 func newProgress(w io.Writer, total int, bar bool) progress {
 	if bar {
-		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
-		b := p.AddBar(int64(total),
-			mpb.PrependDecorators(decor.Name("collect "), decor.CountersNoUnit("%d/%d shapes")),
-			mpb.AppendDecorators(decor.AverageSpeed(0, " %.1f/s"), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))
-		return &barProgress{p: p, b: b}
+		if b := ftkprogress.New(w, "collect", "shapes", total); b != nil {
+			return barProgress{b}
+		}
 	}
 	return &logProgress{w: w, total: total, start: time.Now(), last: time.Now(), every: time.Minute}
 }
 
-type barProgress struct {
-	p *mpb.Progress
-	b *mpb.Bar
-}
+type barProgress struct{ b *ftkprogress.Bar }
 
-func (b *barProgress) Done(bool) { b.b.Increment() }
+func (b barProgress) Done(bool) { b.b.Add(1) }
 
-func (b *barProgress) Close() {
-	if !b.b.Completed() {
-		b.b.Abort(false)
-	}
-	b.p.Wait()
-}
+func (b barProgress) Close() { b.b.Close(false) }
 
 // logProgress prints "collect: 120/4174 shapes (2.9%), 35.1 shapes/s, ETA
 // 1m55s, 0 failed" (or "s/shape" below one shape a second) at most once per

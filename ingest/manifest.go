@@ -109,7 +109,7 @@ type Input struct {
 	// DuplicateLines lists the first of them.
 	DuplicateRows  int   `json:"duplicate_rows"`
 	DuplicateLines []int `json:"duplicate_lines,omitempty"`
-	Samples              int    `json:"samples"`
+	Samples        int   `json:"samples"`
 	// Excluded groups every excluded row (Op "") or operator of a row by
 	// column, operator and reason; ExcludedRows counts them.
 	Excluded     []Excluded `json:"excluded"`

@@ -26,6 +26,10 @@ type CalibrateOptions struct {
 	// MaxEvaluations bounds the evaluations of the objective in one fit
 	// (0: 1000); each simulates every run of the fit set once.
 	MaxEvaluations int
+	// Progress, when set, is called after every evaluation of the objective
+	// with the evaluations done and their most (the fits times
+	// MaxEvaluations; a fit that converges early skips the rest).
+	Progress func(done, total int)
 	// LoadPredictors loads the operator predictors of a fit bundle, for
 	// simulations that used one (nil: such simulations are refused).
 	LoadPredictors func(bundle string) (simulate.PredictorSet, error)
@@ -153,6 +157,19 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 	pc := &predictorCache{load: opts.LoadPredictors}
 	rep := &CalibrationReport{Metrics: opts.Metrics, Unpaired: unpaired}
 	heldOutCal := map[string]simulate.Calibration{}
+	fits := 1
+	if len(opts.FitWorkloads) == 0 {
+		fits = len(workloads) + 1
+	}
+	done, total := 0, fits*opts.MaxEvaluations
+	tick := func() {
+		if done < total {
+			done++
+		}
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
+	}
 	if len(opts.FitWorkloads) > 0 {
 		for _, w := range opts.FitWorkloads {
 			if !slices.Contains(workloads, w) {
@@ -160,7 +177,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 			}
 		}
 		fit := sortedUnique(opts.FitWorkloads)
-		if rep.Final, err = fitFold(pairs, fit, params, opts, pc); err != nil {
+		if rep.Final, err = fitFold(pairs, fit, params, opts, pc, tick); err != nil {
 			return nil, err
 		}
 		for _, w := range rep.Final.HeldOutWorkloads {
@@ -171,14 +188,14 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 			return nil, fmt.Errorf("calibrate: leaving one workload out needs two workloads or more, the runs have %v: name the fit workloads to fit without a held-out set", workloads)
 		}
 		for _, w := range workloads {
-			f, err := fitFold(pairs, without(workloads, w), params, opts, pc)
+			f, err := fitFold(pairs, without(workloads, w), params, opts, pc, tick)
 			if err != nil {
 				return nil, err
 			}
 			rep.Folds = append(rep.Folds, f)
 			heldOutCal[w] = f.Calibration
 		}
-		if rep.Final, err = fitFold(pairs, workloads, params, opts, pc); err != nil {
+		if rep.Final, err = fitFold(pairs, workloads, params, opts, pc, tick); err != nil {
 			return nil, err
 		}
 	}

@@ -108,9 +108,24 @@ func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 // unidentifiable correction left out, and both error columns filled.
 func TestCalibrateLeaveOneWorkloadOut(t *testing.T) {
 	runs := calibrationRuns(t, t.TempDir(), 0.1, "conv", "short", "long")
-	rep, err := Calibrate(runs, CalibrateOptions{Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxEvaluations: 60})
+	calls, last, lastTotal := 0, 0, 0
+	progress := func(done, total int) {
+		calls++
+		if done < last || done > total || (lastTotal != 0 && total != lastTotal) {
+			t.Errorf("progress %d/%d after %d/%d", done, total, last, lastTotal)
+		}
+		last, lastTotal = done, total
+	}
+	rep, err := Calibrate(runs, CalibrateOptions{Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxEvaluations: 60, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	evals := rep.Final.Evaluations
+	for _, f := range rep.Folds {
+		evals += f.Evaluations
+	}
+	if calls != evals || lastTotal != 4*60 || last != min(evals, lastTotal) {
+		t.Errorf("progress called %d times, last %d/%d; %d evaluations in 4 fits of at most 60", calls, last, lastTotal, evals)
 	}
 	if len(rep.Folds) != 3 || strings.Join(rep.Final.FitWorkloads, ",") != "conv,long,short" || len(rep.Final.HeldOutWorkloads) != 0 {
 		t.Fatalf("%d folds, final fit on %v held out %v", len(rep.Folds), rep.Final.FitWorkloads, rep.Final.HeldOutWorkloads)

@@ -68,7 +68,7 @@ func evalRows(pairs []Pair, cal simulate.Calibration, metrics []Metric, pc *pred
 // only those that do, then minimises the MAPE of the fit rows (plus the weak
 // prior) by a seeded CMA-ES search followed by a Nelder-Mead polish, within
 // opts.MaxEvaluations evaluations.
-func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache) (Fold, error) {
+func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache, tick func()) (Fold, error) {
 	f := Fold{FitWorkloads: fit, HeldOutWorkloads: without(pairWorkloads(pairs), fit...)}
 	fitPairs := filterPairs(pairs, fit)
 	var start simulate.Calibration
@@ -80,6 +80,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 	startRows, n, err := evalRows(fitPairs, start, opts.Metrics, pc)
 	f.Simulations += n
 	f.Evaluations++
+	tick()
 	if err != nil {
 		return f, err
 	}
@@ -93,6 +94,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		rows, n, err := evalRows(fitPairs, c, opts.Metrics, pc)
 		f.Simulations += n
 		f.Evaluations++
+		tick()
 		if err != nil {
 			return f, err
 		}
@@ -124,6 +126,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		rows, n, err := evalRows(fitPairs, calOf(x), opts.Metrics, pc)
 		f.Simulations += n
 		f.Evaluations++
+		tick()
 		if err != nil {
 			fitErr = err
 			return math.Inf(1)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/ftk-dev/ftk/validate"
@@ -189,10 +190,18 @@ Examples:
 			if err != nil {
 				return err
 			}
+			var bar *progress.Bar
 			rep, err := validate.Calibrate(runs, validate.CalibrateOptions{
 				Metrics: metrics, FitWorkloads: cmd.StringSlice("fit-workloads"), Params: cmd.StringSlice("params"),
 				MaxEvaluations: cmd.Int("max-evaluations"), LoadPredictors: loadBundlePredictors,
+				Progress: func(done, total int) {
+					if bar == nil && done == 1 {
+						bar = progress.New(cmd.Root().ErrWriter, "calibrate", "evaluations (at most)", total)
+					}
+					bar.Set(done)
+				},
 			})
+			bar.Close(err == nil)
 			if err != nil {
 				return err
 			}
