@@ -230,7 +230,7 @@ func (c *slurmCluster) submit(t *testing.T, dir, script string) {
 	}
 }
 
-var samples = regexp.MustCompile(`(\d+) samples in \d+ files; (\d+) rows excluded; (\d+) duplicated shapes, (\d+) conflicting`)
+var samples = regexp.MustCompile(`(\d+) samples in \d+ Arrow files; excluded (\d+) whole rows and (\d+) operator cells; dropped (\d+) exact duplicate rows and (\d+) identical files; (\d+) shapes measured more than once \(kept, (\d+) with`)
 
 // The job arrays that collect --emit slurm writes run to completion on a
 // real (single-node) Slurm, and their shards merge to what one unsharded
