@@ -56,7 +56,7 @@ func Estimate(shapes []Shape, m *spec.Model, dev *spec.Device, measurements []st
 			req := newRequest(m, s, o, spec.CUDAEvent, warmup, repeats)
 			ms := syn.baseMs(req)
 			if s.GatingContext == spec.GatingPrefillHot && (o.Name == spec.OpMoEGatingLinear || o.Name == spec.OpMoERoutingTopK) {
-				ms += hotPrefix * syn.hot.EventMs(&prefix, []float64{float64(s.Tokens)})
+				ms += hotPrefix * syn.roof.EventMs(&prefix, []float64{float64(s.Tokens)})
 			}
 			e.Requests += len(meas)
 			e.GPUSeconds += float64(len(meas)) * (ms*runs/1e3 + requestOverheadS)

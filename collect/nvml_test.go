@@ -70,8 +70,12 @@ func TestCheckDevice(t *testing.T) {
 		{GPUInfo{Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 80 << 30}, false, ""},
 		{GPUInfo{Name: "NVIDIA H200", MemoryBytes: 141 << 30}, false, "not h100"},
 		{GPUInfo{Name: "NVIDIA H200", MemoryBytes: 141 << 30}, true, ""},
-		{GPUInfo{Name: "NVIDIA H100 PCIe", MemoryBytes: 80 << 30}, false, ""},
-		{GPUInfo{Name: "NVIDIA L40S", MemoryBytes: 48 << 30}, false, "does not look like h100"},
+		// The PCIe H100 and the L40S are catalog devices of their own.
+		{GPUInfo{Name: "NVIDIA H100 PCIe", MemoryBytes: 80 << 30}, false, "not h100: pass --device h100-pcie"},
+		{GPUInfo{Name: "NVIDIA L40S", MemoryBytes: 48 << 30}, false, "not h100: pass --device l40s"},
+		// An unknown name is judged by its memory.
+		{GPUInfo{Name: "NVIDIA RTX 6000 Ada Generation", MemoryBytes: 48 << 30}, false, "does not look like h100"},
+		{GPUInfo{Name: "NVIDIA H100 NVL", MemoryBytes: 80 << 30}, false, ""},
 	} {
 		err := CheckDevice(h100, tc.gpu, tc.force)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

@@ -14,10 +14,10 @@ import (
 const (
 	// RoutingStandard is vLLM's fused top-k over real router logits: the
 	// path a served model runs.
-	RoutingStandard = "standard_fused_topk"
+	RoutingStandard = spec.RoutingPathStandard
 	// RoutingUniform assigns experts round-robin with weights 1/k, skipping
 	// the softmax over router logits.
-	RoutingUniform = "uniform_topk"
+	RoutingUniform = spec.RoutingPathUniform
 )
 
 // Families lists the operator families in plan order.

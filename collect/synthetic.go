@@ -17,13 +17,11 @@ import (
 // the seed and the request ID, so any order, shard or resume of a sweep
 // gives the same numbers.
 //
-// MoE runtime contract: a standalone_legacy gating op, timed cold, pays
-// coldLaunchFactor times the eager launch cost in CUDA_EVENT timings (its
-// kernels are the same, so KERNEL_ONLY is unchanged); the uniform_topk
-// routing path skips the softmax kernel of the standard fused top-k.
+// MoE runtime contract (cold standalone gating, uniform_topk routing):
+// spec.Roofline.ContextTimeMs, the same pricing simulate's fallback uses.
 type Synthetic struct {
-	hot, cold spec.Roofline
-	seed      uint64
+	roof spec.Roofline
+	seed uint64
 }
 
 // Noise and cold-start constants of the synthetic backend.
@@ -31,16 +29,11 @@ const (
 	eventNoise  = 0.03 // sigma of log-normal noise on CUDA_EVENT timings
 	kernelNoise = 0.01 // on KERNEL_ONLY timings
 	hostNoise   = 0.05 // on host timings
-	// coldLaunchFactor is how much slower a cold eager launch is than a
-	// hot one (about 3x on the A800 profiles, FORMATS.md).
-	coldLaunchFactor = 3
 )
 
 // NewSynthetic returns the synthetic backend for dev.
 func NewSynthetic(dev *spec.Device, seed uint64) *Synthetic {
-	cold := *dev
-	cold.LaunchUs *= coldLaunchFactor
-	return &Synthetic{hot: spec.Roofline{Device: dev}, cold: spec.Roofline{Device: &cold}, seed: seed}
+	return &Synthetic{roof: spec.Roofline{Device: dev}, seed: seed}
 }
 
 // Measure returns the modelled timing of req.
@@ -65,7 +58,7 @@ func (s *Synthetic) Measure(ctx context.Context, req *Request) (*Response, error
 	if req.op.Family == spec.FamilyCPU {
 		impl = "synthetic_host_model"
 	}
-	return &Response{ID: req.ID, OK: true, Stats: summarize(samples), Impl: impl, Device: s.hot.Device.Name, DType: "bfloat16"}, nil
+	return &Response{ID: req.ID, OK: true, Stats: summarize(samples), Impl: impl, Device: s.roof.Device.Name, DType: "bfloat16"}, nil
 }
 
 // Close does nothing: the model holds no resources.
@@ -73,19 +66,12 @@ func (s *Synthetic) Close() error { return nil }
 
 // baseMs is the noise-free time of req under its measurement type.
 func (s *Synthetic) baseMs(req *Request) float64 {
-	o := *req.op
+	o := req.op
 	sh := req.Shape
 	if o.Family == spec.FamilyCPU {
-		return spec.HostOpMs(s.hot.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
+		return spec.HostOpMs(s.roof.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
 	}
-	r := s.hot
-	if sh.GatingContext == spec.GatingStandalone && (o.Name == spec.OpMoEGatingLinear || o.Name == spec.OpMoERoutingTopK) {
-		r = s.cold
-	}
-	if o.Name == spec.OpMoERoutingTopK && sh.RoutingPath == RoutingUniform {
-		o.Kernels = max(1, o.Kernels-1)
-	}
-	return r.TimeMs(&o, req.features, req.measurement)
+	return s.roof.ContextTimeMs(o, req.features, req.measurement, sh.GatingContext, sh.RoutingPath)
 }
 
 func requestHash(id string) uint64 {

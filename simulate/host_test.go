@@ -49,15 +49,18 @@ func TestEagerHostBoundAndCUDAGraph(t *testing.T) {
 		e, g, p := eager[i].Stages[0], graph[i].Stages[0], piecewise[i].Stages[0]
 		de, dg, dp := (e.EndS-e.StartS)*1e3, (g.EndS-g.StartS)*1e3, (p.EndS-p.StartS)*1e3
 		host := e.Cost.Ms[CompHostBefore] + e.Cost.Ms[CompHostAfter]
-		if !(de > host+e.Cost.DeviceMs()) || !near(de, host+float64(e.Cost.Kernels)*d.LaunchUs/1e3) {
+		// The eager step is the later of the two timelines: the host
+		// launching every kernel, or the GPU running them.
+		launches := float64(e.Cost.Kernels) * d.LaunchUs / 1e3
+		if !near(de, host+math.Max(launches, e.Cost.DeviceMs())) {
 			t.Errorf("decode step %d eager: %g ms; host %g + kernels %g = %g; launches %d x %g us", i, de, host, e.Cost.DeviceMs(), host+e.Cost.DeviceMs(), e.Cost.Kernels, d.LaunchUs)
 		}
-		if !(dg < de) || !g.Cost.Graph || !near(g.Cost.Ms[CompLaunch], d.LaunchUs/1e3) || !near(dg, host+g.Cost.DeviceMs()) {
+		if !(dg <= de) || !g.Cost.Graph || !near(g.Cost.Ms[CompLaunch], d.LaunchUs/1e3) || !near(dg, host+g.Cost.DeviceMs()) {
 			t.Errorf("decode step %d: CUDA graph %g ms (launch %g ms, device %g ms), eager %g ms", i, dg, g.Cost.Ms[CompLaunch], g.Cost.DeviceMs(), de)
 		}
-		// Piecewise: per layer 4 attention kernels (reshape, KV save,
-		// decode, output reshape) plus 49 pieces for 48 layers.
-		if want := float64(4*m.NumLayers+m.NumLayers+1) * d.LaunchUs / 1e3; !near(p.Cost.Ms[CompLaunch], want) || !(dp < de) {
+		// Piecewise: per layer 2 attention kernels (KV save, decode; the
+		// reshapes are views) plus 49 pieces for 48 layers.
+		if want := float64(2*m.NumLayers+m.NumLayers+1) * d.LaunchUs / 1e3; !near(p.Cost.Ms[CompLaunch], want) || !(dp <= de) {
 			t.Errorf("decode step %d: piecewise launch %g ms, want %g; %g ms vs eager %g ms", i, p.Cost.Ms[CompLaunch], want, dp, de)
 		}
 	}

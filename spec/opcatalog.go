@@ -26,25 +26,29 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	elem := func(name string, width, kernels int) Op {
 		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, Width: width, ElemBytes: ab}
 	}
-	attn := func(name string) Op {
-		return Op{Name: name, Family: FamilyAttention, Kernels: 1, QHeads: qh, KVHeads: kvh, HeadDim: hd, ElemBytes: m.KVBytes}
+	attn := func(name string, kernels int) Op {
+		return Op{Name: name, Family: FamilyAttention, Kernels: kernels, QHeads: qh, KVHeads: kvh, HeadDim: hd, ElemBytes: m.KVBytes}
 	}
 	coll := func(name string, workers int) Op {
 		return Op{Name: name, Family: FamilyCollective, Kernels: 1, Width: h, Workers: workers, ElemBytes: ab}
 	}
-	ropeKernels := 1
+	// Q/K norms (Qwen3) run between the QKV projection and the rotary
+	// embedding; profiles (Frontier's) time them with the projection.
+	qkvKernels := 1
 	if m.QKNorm {
-		ropeKernels = 3 // q norm, k norm, rotary
+		qkvKernels = 3 // projection, q norm, k norm
 	}
 	ops := []Op{
 		elem(OpInputLayernorm, h, 1),
-		lin(OpAttnPreProj, h, (qh+2*kvh)*hd, 1),
-		elem(OpAttnRope, (qh+kvh)*hd, ropeKernels),
-		attn(OpAttnInputReshape),
-		attn(OpAttnKVCacheSave),
-		attn(OpAttnPrefill),
-		attn(OpAttnDecode),
-		attn(OpAttnOutputReshape),
+		lin(OpAttnPreProj, h, (qh+2*kvh)*hd, qkvKernels),
+		elem(OpAttnRope, (qh+kvh)*hd, 1),
+		// The reshapes are views: no kernel (their KERNEL_ONLY profiles
+		// time 0 in the H800 files).
+		attn(OpAttnInputReshape, 0),
+		attn(OpAttnKVCacheSave, 1),
+		attn(OpAttnPrefill, 1),
+		attn(OpAttnDecode, 1),
+		attn(OpAttnOutputReshape, 0),
 		lin(OpAttnPostProj, qh*vd, h, 1),
 	}
 	if tp > 1 {
@@ -145,6 +149,9 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		return 0, x[0]
 	case OpEmb:
 		return 0, 2 * eb * x[0] * float64(o.Width)
+	case OpMLPAct, OpSharedAct:
+		// SiLU-and-mul reads the gate and up halves and writes one.
+		return 4 * x[0] * float64(o.Width), 3 * eb * x[0] * float64(o.Width)
 	case OpCPUOverhead:
 		return 0, 0
 	}

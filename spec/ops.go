@@ -114,10 +114,14 @@ type Op struct {
 	QHeads, KVHeads, HeadDim int
 	// MoE: experts on this GPU, top-k, and the per-GPU expert width.
 	LocalExperts, TopK, ExpertWidth int
-	// Workers is the group size of a collective.
-	Workers int
+	// Workers is the group size of a collective; CrossNode says the group
+	// spans nodes (one device per node), so it runs over the network.
+	Workers   int
+	CrossNode bool
 	// ElemBytes is bytes per activation / weight element.
 	ElemBytes int
+	// FP8 says a GEMM runs on FP8 tensor cores (W8A8 FP8 weights).
+	FP8 bool
 }
 
 // Shape renders the per-GPU shape for people.

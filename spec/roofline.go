@@ -19,61 +19,75 @@ const (
 const (
 	GatingPrefillHot = "prefill_hot"
 	GatingStandalone = "standalone_legacy"
-)
-
-// Roofline efficiencies of the built-in device model. Large BF16 GEMMs on
-// Hopper reach about 70-75% of dense peak in cuBLAS; streaming kernels reach
-// about 80-90% of HBM bandwidth; NCCL bus bandwidth is about 80% of NVLink.
-const (
-	gemmPeakEfficiency = 0.72
-	memEfficiency      = 0.85
-	linkEfficiency     = 0.80
-	// flopsHalf is the FLOP count at which non-GEMM arithmetic (attention)
-	// reaches half its peak efficiency: small kernels cannot fill the machine.
-	flopsHalf = 1e9
-	// collLatencyUs is the base latency of one collective hop.
-	collLatencyUs = 6.0
+	// RoutingPathUniform is the routing path that assigns experts uniformly
+	// (no router softmax); RoutingPathStandard is vLLM's fused top-k.
+	RoutingPathUniform  = "uniform_topk"
+	RoutingPathStandard = "standard_fused_topk"
 )
 
 // Roofline is the built-in device model (DESIGN section 6): the time of an
-// operator from its FLOPs and bytes, with wave quantisation over SMs, an
-// efficiency curve for small shapes, a kernel floor and, for CUDA_EVENT
-// timings, the launch cost of eager execution.
-type Roofline struct{ Device *Device }
+// operator from its FLOPs and bytes through the fitted curve of its kernel
+// class on the device (Curve), with wave quantisation over SMs and split-K
+// for GEMMs, a per-launch floor, and, for CUDA_EVENT timings, the host time
+// of eager execution.
+//
+// All-reduces within an NVLink node of 2-8 GPUs on at most
+// customAllReduceMaxBytes take vLLM's custom all-reduce (one kernel with a
+// cross-GPU barrier, the vLLM default), others NCCL; NCCL set prices every
+// all-reduce as NCCL (what a torch.distributed profile such as Vidur's
+// measures).
+type Roofline struct {
+	Device *Device
+	NCCL   bool
+}
+
+// customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
+// (8 MiB, vllm/distributed/device_communicators/custom_all_reduce.py).
+const customAllReduceMaxBytes = 8 << 20
 
 // KernelMs returns the GPU time of op for features x, in milliseconds:
 // what a KERNEL_ONLY measurement sees.
 func (r Roofline) KernelMs(o *Op, x []float64) float64 {
-	d := r.Device
-	flops, bytes := o.Work(x)
-	floor := float64(o.Kernels) * d.KernelFloorUs
-	if o.Family == FamilyCollective {
-		return (r.collectiveUs(o, bytes) + floor) / 1e3
-	}
-	if o.Name == OpCPUOverhead {
+	if o.Name == OpCPUOverhead || o.Kernels == 0 {
 		return 0
 	}
-	computeUs := 0.0
-	switch {
-	case flops > 0 && o.N > 0:
-		// GEMMs run in whole waves of output tiles over the SMs.
-		eff := gemmPeakEfficiency * r.waveUtilisation(x[0], o.N, o.K)
-		computeUs = flops / (d.PeakBF16TFLOPS * 1e12 * eff) * 1e6
-	case flops > 0:
-		// Other arithmetic (attention) fills the machine gradually.
-		eff := gemmPeakEfficiency * flops / (flops + flopsHalf)
-		computeUs = flops / (d.PeakBF16TFLOPS * 1e12 * eff) * 1e6
+	d := r.Device
+	c := d.Curves.Class[ClassOf(o.Name)]
+	flops, bytes := o.Work(x)
+	if r.customAllReduce(o, bytes) {
+		c = d.Curves.CustomAllReduce
 	}
-	memUs := bytes / (d.HBMGBps * 1e9 * memEfficiency) * 1e6
-	return (math.Max(computeUs, memUs) + floor) / 1e3
+	floorUs := float64(o.Kernels) * c.FloorUs
+	if o.Family == FamilyCollective {
+		return (floorUs + r.collectiveUs(o, bytes, c)) / 1e3
+	}
+	computeUs := 0.0
+	if flops > 0 && c.ComputeEff > 0 {
+		eff := c.ComputeEff
+		switch {
+		case o.N > 0:
+			// GEMMs run in whole waves of output tiles over the SMs.
+			eff *= r.waveUtilisation(x[0], o.N, o.K)
+		case c.HalfFLOPs > 0:
+			eff *= flops / (flops + c.HalfFLOPs)
+		}
+		fp8 := o.FP8 && d.PeakFP8TFLOPS > 0 && d.Curves.FP8ComputeEff > 0
+		if fp8 {
+			eff = eff / c.ComputeEff * d.Curves.FP8ComputeEff
+		}
+		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
+	}
+	memUs := bytes / (d.HBMGBps * 1e9 * c.MemEff) * 1e6
+	return (floorUs + math.Max(computeUs, memUs)) / 1e3
 }
 
 // EventMs returns what a CUDA_EVENT measurement of op in isolation sees:
-// the kernels, or the host launching them when that is slower.
+// the host reaching the kernel's launch and then the kernel, or the host
+// reaching the end event when that is later (Curve).
 func (r Roofline) EventMs(o *Op, x []float64) float64 {
+	h := r.Device.Curves.host(o.Name)
 	k := r.KernelMs(o, x)
-	launch := r.LaunchMs(o)
-	return math.Max(k, launch) + r.Device.KernelFloorUs/1e3
+	return math.Max(k+h.PreUs/1e3, h.Us/1e3)
 }
 
 // LaunchMs is the host time to launch op's kernels eagerly.
@@ -89,37 +103,73 @@ func (r Roofline) TimeMs(o *Op, x []float64, measurement string) float64 {
 	return r.EventMs(o, x)
 }
 
-// waveUtilisation is the fraction of SMs busy over the waves of a GEMM with
-// 128x128 output tiles. When there are fewer tiles than SMs the K dimension
-// is split (split-K, as cuBLAS does) into chunks of at least 256 to occupy
-// more SMs.
+// ContextTimeMs is TimeMs under a MoE runtime contract (FORMATS.md): a
+// standalone_legacy gating op, timed cold, pays the generation's
+// ColdHostFactor times its host terms in CUDA_EVENT timings (its kernels
+// are the same),
+// and the uniform_topk routing path skips the softmax kernel of the
+// standard fused top-k.
+func (r Roofline) ContextTimeMs(o *Op, x []float64, measurement, gatingContext, routingPath string) float64 {
+	op := *o
+	if op.Name == OpMoERoutingTopK && routingPath == RoutingPathUniform {
+		op.Kernels = max(1, op.Kernels-1)
+	}
+	if f := r.Device.Curves.ColdHostFactor; f > 0 && gatingContext == GatingStandalone && (op.Name == OpMoEGatingLinear || op.Name == OpMoERoutingTopK) {
+		cold := *r.Device
+		cold.LaunchUs *= f
+		h := cold.Curves.host(op.Name)
+		cold.Curves.Host = map[string]HostTerms{op.Name: {PreUs: h.PreUs * f, Us: h.Us * f}}
+		r = Roofline{Device: &cold}
+	}
+	return r.TimeMs(&op, x, measurement)
+}
+
+// waveUtilisation is the fraction of the tensor cores doing useful work in
+// a GEMM with 128x128 output tiles: the tiles' padding past the matrix
+// edges is wasted, and so is the idle part of the last wave of tiles over
+// the SMs. When there are fewer tiles than SMs the K dimension is split
+// (split-K, as cuBLAS does) into chunks of at least 256 to occupy more SMs.
 func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
+	const tile = 128
 	sms := float64(r.Device.SMs)
-	tiles := math.Ceil(tokens/128) * math.Ceil(float64(n)/128)
+	tm, tn := math.Ceil(tokens/tile), math.Ceil(float64(n)/tile)
+	tiles := tm * tn
 	if tiles <= 0 {
 		return 1
 	}
+	padding := tokens * float64(n) / (tiles * tile * tile)
 	if tiles < sms {
 		split := math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
 		tiles *= split
 	}
 	waves := math.Ceil(tiles / sms)
-	return tiles / (waves * sms)
+	return padding * tiles / (waves * sms)
 }
 
-// collectiveUs models NCCL over NVLink: ring all-reduce moves 2(n-1)/n of
-// the buffer, all-to-all and gather/scatter (n-1)/n, send/recv all of it.
-func (r Roofline) collectiveUs(o *Op, bytes float64) float64 {
+// customAllReduce reports whether vLLM runs o as its custom all-reduce:
+// 2, 4, 6 or 8 GPUs of one node over NVLink, at most 8 MiB.
+func (r Roofline) customAllReduce(o *Op, bytes float64) bool {
+	return !r.NCCL && o.Name == OpAllReduce && !o.CrossNode && o.Workers <= 8 && o.Workers%2 == 0 &&
+		bytes <= customAllReduceMaxBytes && r.Device.NVLink && r.Device.Curves.CustomAllReduce.MemEff > 0
+}
+
+// collectiveUs is the transfer time of a collective: ring all-reduce
+// moves 2(n-1)/n of the buffer, all-to-all (n-1)/n, send/recv all of it,
+// over NVLink within a node or the network across nodes.
+func (r Roofline) collectiveUs(o *Op, bytes float64, c Curve) float64 {
 	n := float64(max(o.Workers, 2))
-	bw := r.Device.NVLinkGBps * 1e9 * linkEfficiency
-	var factor, hops float64
+	link := r.Device.NVLinkGBps
+	if o.CrossNode {
+		link = r.Device.NetworkGBps
+	}
+	var factor float64
 	switch o.Name {
 	case OpAllReduce:
-		factor, hops = 2*(n-1)/n, 2
+		factor = 2 * (n - 1) / n
 	case OpSendRecv:
-		factor, hops = 1, 1
+		factor = 1
 	default: // EP dispatch / combine
-		factor, hops = (n-1)/n, 1
+		factor = (n - 1) / n
 	}
-	return hops*collLatencyUs + factor*bytes/bw*1e6
+	return factor * bytes / (link * 1e9 * c.MemEff) * 1e6
 }

@@ -4,8 +4,8 @@ import "testing"
 
 // The built-in device model against public H100 SXM figures (NVIDIA H100
 // datasheet: 989 TFLOP/s dense BF16, 3.35 TB/s HBM3; cuBLAS reaches about
-// 70-75% of dense peak on large BF16 GEMMs, streaming kernels 80-90% of HBM
-// bandwidth, and an eager PyTorch op costs about 5 us to launch).
+// 70-80% of dense peak on large BF16 GEMMs, streaming kernels 80-90% of HBM
+// bandwidth).
 func TestRooflineAgainstH100Figures(t *testing.T) {
 	d, err := LookupDevice("h100")
 	if err != nil {
@@ -19,8 +19,8 @@ func TestRooflineAgainstH100Figures(t *testing.T) {
 	x := []float64{8192}
 	flops, _ := gemm.Work(x)
 	achieved := flops / (r.KernelMs(&gemm, x) / 1e3) / (d.PeakBF16TFLOPS * 1e12)
-	if achieved < 0.65 || achieved > gemmPeakEfficiency+1e-9 {
-		t.Errorf("8192^3 BF16 GEMM at %.1f%% of peak, want near %.0f%%", 100*achieved, 100*gemmPeakEfficiency)
+	if achieved < 0.65 || achieved > hopperCurves.Class[ClassGEMM].ComputeEff+1e-9 {
+		t.Errorf("8192^3 BF16 GEMM at %.1f%% of peak, want near %.0f%%", 100*achieved, 100*hopperCurves.Class[ClassGEMM].ComputeEff)
 	}
 
 	// Decode attention at long context streams the KV cache: 64 sequences
@@ -33,17 +33,18 @@ func TestRooflineAgainstH100Figures(t *testing.T) {
 		t.Errorf("long-context decode attention at %.1f%% of HBM bandwidth, want 75-90%%", 100*bw)
 	}
 
-	// A tiny kernel (RMSNorm of one token) is launch-bound: timed eagerly
-	// with CUDA events it costs the launch plus about a kernel floor, and
-	// its GPU time stays within a few kernel floors.
+	// A tiny kernel (RMSNorm of one token) is launch-bound: its GPU time
+	// is about one kernel floor, and timed eagerly with CUDA events it
+	// costs the host's path to the kernel and the end event, which the
+	// H800 profiles put at 16-17 us (frontier-h800/*/linear_op.csv).
 	norm := Op{Name: OpInputLayernorm, Family: FamilyLinear, Kernels: 1, Width: 4096, ElemBytes: 2}
 	one := []float64{1}
 	k, e := r.KernelMs(&norm, one)*1e3, r.EventMs(&norm, one)*1e3
-	if k < d.KernelFloorUs || k > 3*d.KernelFloorUs {
-		t.Errorf("1-token RMSNorm kernel %.2f us, want within 1-3 kernel floors of %.1f us", k, d.KernelFloorUs)
+	if k < 2 || k > 4 {
+		t.Errorf("1-token RMSNorm kernel %.2f us, want 2-4 us (2.6-3.0 us in the H800 KERNEL_ONLY profiles)", k)
 	}
-	if e < d.LaunchUs || e > d.LaunchUs+2*d.KernelFloorUs {
-		t.Errorf("1-token RMSNorm CUDA_EVENT %.2f us, want the %.0f us launch plus at most two kernel floors", e, d.LaunchUs)
+	if e < 14 || e > 19 {
+		t.Errorf("1-token RMSNorm CUDA_EVENT %.2f us, want 14-19 us", e)
 	}
 	t.Logf("H100: 8192^3 GEMM %.1f%% of peak; decode attention 64x32k %.1f%% of HBM; 1-token RMSNorm kernel %.2f us, CUDA_EVENT %.2f us",
 		100*achieved, 100*bw, k, e)

@@ -1,0 +1,281 @@
+package spec
+
+import (
+	"math"
+	"sort"
+)
+
+// The calibration that produced curves.go: for each generation and kernel
+// class, the curve's free terms minimise the mean, over (profile,
+// operator) groups, of the MAPE on the calibration points (held-out points
+// never enter). Kernel terms are fitted on KERNEL_ONLY points (and the
+// network files), then host terms on CUDA_EVENT points with the kernel
+// terms fixed; a generation with only CUDA_EVENT profiles (Ampere) fits
+// both at once. Minimisation is Nelder-Mead over log floors and logit
+// efficiencies, so every fitted efficiency stays in (0, 1).
+
+// archOfProfileDevice maps a profile's device to its generation.
+func archOfProfileDevice(dev string) string {
+	d, err := LookupDevice(dev)
+	if err != nil {
+		return ""
+	}
+	return d.Arch
+}
+
+// fitCurves refits every class of arch from pts and returns the result
+// next to the shipped table.
+func fitCurves(pts []realPoint, arch string) Curves {
+	fitted := archCurves(arch)
+	var borrowed *Curves
+	if arch != ArchHopper {
+		h := fitCurves(pts, ArchHopper)
+		borrowed = &h
+	}
+	byClass := map[KernelClass][]realPoint{}
+	for _, p := range pts {
+		if p.heldOut() || archOfProfileDevice(p.device) != arch {
+			continue
+		}
+		c := ClassOf(p.op.Name)
+		byClass[c] = append(byClass[c], p)
+	}
+	fitted.Host = map[string]HostTerms{}
+	for c := KernelClass(0); c < numKernelClasses; c++ {
+		cps := byClass[c]
+		if len(cps) == 0 {
+			if borrowed != nil {
+				fitted.Class[c] = borrowed.Class[c]
+			}
+			continue
+		}
+		var kern []realPoint
+		event := map[string][]realPoint{}
+		for _, p := range cps {
+			if p.meas == KernelOnly || p.op.Family == FamilyCollective {
+				kern = append(kern, p)
+			} else {
+				event[p.op.Name] = append(event[p.op.Name], p)
+			}
+		}
+		cur := fitted.Class[c]
+		kfields := kernelFields(&cur, c, arch)
+		var all []realPoint
+		for _, ps := range event {
+			all = append(all, ps...)
+		}
+		classHost := []field{{&cur.HostPreUs, false, minHostUs, maxHostUs}, {&cur.HostUs, false, minHostUs, maxHostUs}}
+		switch {
+		case len(kern) > 0:
+			fitFields(kern, c, &cur, nil, kfields)
+			if len(all) > 0 {
+				fitFields(all, c, &cur, nil, classHost)
+			}
+		case len(all) > 0:
+			fitFields(all, c, &cur, nil, append(kfields, classHost...))
+		}
+		fitted.Class[c] = cur
+		// Then each operator's own host terms, from its class's.
+		names := make([]string, 0, len(event))
+		for n := range event {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			h := HostTerms{PreUs: cur.HostPreUs, Us: cur.HostUs}
+			fitFields(event[n], c, &cur, &opHost{n, &h}, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
+			fitted.Host[n] = h
+		}
+	}
+	return fitted
+}
+
+// field is one free term of a curve: a floor (log-scaled) or an
+// efficiency (logit-scaled).
+type field struct {
+	v        *float64
+	eff      bool
+	min, max float64 // bounds of a floor, microseconds
+}
+
+// Bounds of fitted floors and host terms: no kernel finishes in under a
+// microsecond, no eager op is issued in under one.
+// Efficiencies stay below what any kernel reaches: about 92% of HBM
+// bandwidth (STREAM-like copies on H100) and 85% of the dense peak.
+const (
+	maxMemEff, maxComputeEff = 0.92, 0.85
+	minFloorUs, maxFloorUs   = 1, 200
+	minHostUs, maxHostUs     = 1, 500
+)
+
+func kernelFields(c *Curve, k KernelClass, arch string) []field {
+	f := []field{{&c.FloorUs, false, minFloorUs, maxFloorUs}}
+	// Hopper's decode profiles hold contexts of at most 96 tokens: the KV
+	// stream never dominates, so its efficiency is the public figure.
+	if !(k == ClassAttnDecode && arch == ArchHopper) {
+		f = append(f, field{&c.MemEff, true, 0, maxMemEff})
+	}
+	// Hopper's profiles hold prefill chunks of at most a few hundred
+	// tokens, which never reach the compute roof: there the roof is the
+	// public figure (below) and only the ramp is fitted.
+	if c.ComputeEff > 0 && !(k == ClassAttnPrefill && arch == ArchHopper) {
+		f = append(f, field{&c.ComputeEff, true, 0, maxComputeEff})
+	}
+	if c.HalfFLOPs > 0 {
+		f = append(f, field{&c.HalfFLOPs, false, 1e6, 1e12})
+	}
+	return f
+}
+
+func (f field) get() float64 {
+	x := math.Max(*f.v, 1e-9)
+	if f.eff {
+		x = math.Min(x/f.max, 0.999)
+		return math.Log(x / (1 - x))
+	}
+	return math.Log(x)
+}
+
+func (f field) set(p float64) {
+	if f.eff {
+		*f.v = f.max / (1 + math.Exp(-p))
+		return
+	}
+	*f.v = math.Min(math.Max(math.Exp(p), f.min), f.max)
+}
+
+// opHost overrides one operator's host terms while they are fitted.
+type opHost struct {
+	op string
+	h  *HostTerms
+}
+
+// groupMAPE is the mean over (profile, operator) groups of the MAPE of
+// class c's points with curve cur (and host override oh, if any).
+func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost) float64 {
+	type acc struct {
+		s float64
+		n int
+	}
+	g := map[[2]string]*acc{}
+	devs := map[string]*Device{}
+	for _, p := range pts {
+		d := devs[p.device]
+		if d == nil {
+			d, _ = LookupDevice(p.device)
+			devs[p.device] = d
+		}
+		d.Curves.Class[c] = *cur
+		d.Curves.Host = nil
+		if oh != nil {
+			d.Curves.Host = map[string]HostTerms{oh.op: *oh.h}
+		}
+		pred := Roofline{Device: d, NCCL: true}.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
+		k := [2]string{p.profile, p.op.Name}
+		a := g[k]
+		if a == nil {
+			a = &acc{}
+			g[k] = a
+		}
+		a.s += math.Abs(pred-p.ms) / p.ms
+		a.n++
+	}
+	var s float64
+	for _, a := range g {
+		s += a.s / float64(a.n)
+	}
+	return s / float64(len(g))
+}
+
+func fitFields(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, fs []field) {
+	x0 := make([]float64, len(fs))
+	for i, f := range fs {
+		x0[i] = f.get()
+	}
+	obj := func(x []float64) float64 {
+		for i, f := range fs {
+			f.set(x[i])
+		}
+		return groupMAPE(pts, c, cur, oh)
+	}
+	best := nelderMead(obj, x0, 400)
+	for i, f := range fs {
+		f.set(best[i])
+	}
+}
+
+// nelderMead minimises f from x0 (a small, dependency-free implementation
+// with the standard coefficients and a restart from the best point).
+func nelderMead(f func([]float64) float64, x0 []float64, iters int) []float64 {
+	n := len(x0)
+	best := append([]float64(nil), x0...)
+	for restart := 0; restart < 2; restart++ {
+		simplex := make([][]float64, n+1)
+		vals := make([]float64, n+1)
+		for i := range simplex {
+			simplex[i] = append([]float64(nil), best...)
+			if i > 0 {
+				simplex[i][i-1] += 0.5
+			}
+			vals[i] = f(simplex[i])
+		}
+		for it := 0; it < iters; it++ {
+			idx := make([]int, n+1)
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.Slice(idx, func(a, b int) bool { return vals[idx[a]] < vals[idx[b]] })
+			s2, v2 := make([][]float64, n+1), make([]float64, n+1)
+			for i, j := range idx {
+				s2[i], v2[i] = simplex[j], vals[j]
+			}
+			simplex, vals = s2, v2
+			cen := make([]float64, n)
+			for _, p := range simplex[:n] {
+				for i := range cen {
+					cen[i] += p[i] / float64(n)
+				}
+			}
+			at := func(t float64) []float64 {
+				p := make([]float64, n)
+				for i := range p {
+					p[i] = cen[i] + t*(simplex[n][i]-cen[i])
+				}
+				return p
+			}
+			r := at(-1)
+			fr := f(r)
+			switch {
+			case fr < vals[0]:
+				e := at(-2)
+				if fe := f(e); fe < fr {
+					simplex[n], vals[n] = e, fe
+				} else {
+					simplex[n], vals[n] = r, fr
+				}
+			case fr < vals[n-1]:
+				simplex[n], vals[n] = r, fr
+			default:
+				k := at(0.5)
+				if fk := f(k); fk < vals[n] {
+					simplex[n], vals[n] = k, fk
+				} else {
+					for i := 1; i <= n; i++ {
+						for j := range simplex[i] {
+							simplex[i][j] = simplex[0][j] + 0.5*(simplex[i][j]-simplex[0][j])
+						}
+						vals[i] = f(simplex[i])
+					}
+				}
+			}
+		}
+		bi := 0
+		for i := range vals {
+			if vals[i] < vals[bi] {
+				bi = i
+			}
+		}
+		best = simplex[bi]
+	}
+	return best
+}

@@ -1,0 +1,123 @@
+package spec
+
+// KernelClass groups operators that run the same kind of GPU kernel, so one
+// fitted curve prices all of them (docs: README "The built-in device
+// model").
+type KernelClass int
+
+const (
+	ClassGEMM        KernelClass = iota // dense projections, LM head, router
+	ClassNorm                           // RMSNorm / LayerNorm
+	ClassAct                            // SiLU-and-mul (gated activation)
+	ClassRope                           // rotary embedding (with q/k norm when the model has it)
+	ClassAdd                            // residual add
+	ClassEmbedding                      // embedding gather
+	ClassCopy                           // attention reshapes and the KV-cache write
+	ClassAttnPrefill                    // FlashAttention / FlashInfer prefill
+	ClassAttnDecode                     // paged decode attention
+	ClassMoERouting                     // top-k routing
+	ClassMoEShuffle                     // token permutation to experts
+	ClassMoEGEMM                        // fused / grouped expert GEMM
+	ClassAllReduce                      // TP all-reduce
+	ClassSendRecv                       // pipeline send/recv
+	ClassAllToAll                       // EP dispatch / combine
+	numKernelClasses
+)
+
+var kernelClassNames = [numKernelClasses]string{"gemm", "norm", "act", "rope", "add", "embedding", "copy",
+	"attn_prefill", "attn_decode", "moe_routing", "moe_shuffle", "moe_gemm", "all_reduce", "send_recv", "all_to_all"}
+
+func (c KernelClass) String() string {
+	if c < 0 || c >= numKernelClasses {
+		return "unknown"
+	}
+	return kernelClassNames[c]
+}
+
+// ClassOf returns the kernel class of operator op.
+func ClassOf(op string) KernelClass {
+	switch op {
+	case OpInputLayernorm, OpPostAttnLayernorm:
+		return ClassNorm
+	case OpMLPAct, OpSharedAct:
+		return ClassAct
+	case OpAttnRope:
+		return ClassRope
+	case OpAdd:
+		return ClassAdd
+	case OpEmb:
+		return ClassEmbedding
+	case OpAttnInputReshape, OpAttnOutputReshape, OpAttnKVCacheSave:
+		return ClassCopy
+	case OpAttnPrefill:
+		return ClassAttnPrefill
+	case OpAttnDecode:
+		return ClassAttnDecode
+	case OpMoERoutingTopK:
+		return ClassMoERouting
+	case OpMoEShuffling:
+		return ClassMoEShuffle
+	case OpMoEGroupedGEMM:
+		return ClassMoEGEMM
+	case OpAllReduce:
+		return ClassAllReduce
+	case OpSendRecv:
+		return ClassSendRecv
+	case OpEPDispatch, OpEPCombine:
+		return ClassAllToAll
+	}
+	return ClassGEMM
+}
+
+// Curve is the fitted cost curve of one kernel class on one device
+// generation. GPU time (what KERNEL_ONLY sees) is
+//
+//	kernels x FloorUs + max(bytes / (bandwidth x MemEff), FLOPs / (peak x ComputeEff x shape))
+//
+// where shape is the wave utilisation of a GEMM's output tiles, or, for
+// attention, FLOPs / (FLOPs + HalfFLOPs): small kernels cannot fill the
+// machine. For collectives bandwidth is the link's and the bytes are the
+// algorithm's traffic (ring all-reduce 2(n-1)/n of the buffer).
+//
+// An eager op timed with CUDA events around it (CUDA_EVENT) also sees the
+// host: the start event is recorded, the host spends HostPreUs before the
+// kernel is queued, and the end event is queued HostUs after the start, so
+//
+//	CUDA_EVENT = max(HostPreUs + GPU time, HostUs).
+type Curve struct {
+	FloorUs    float64 // GPU time of one launch of the class's kernel doing no work
+	MemEff     float64 // fraction of HBM (or link) bandwidth reached on large sizes
+	ComputeEff float64 // fraction of the dense peak reached on large shapes; 0 = never compute-bound
+	HalfFLOPs  float64 // attention: FLOPs at which half of ComputeEff is reached
+	HostPreUs  float64 // CUDA_EVENT: host time from the start event to the kernel's launch
+	HostUs     float64 // CUDA_EVENT: host time from the start event to the end event
+}
+
+// HostTerms are the CUDA_EVENT host terms of one eager operator (Curve).
+type HostTerms struct{ PreUs, Us float64 }
+
+// Curves is one device generation's table: kernel curves by class, and
+// host terms by operator where an operator's eager Python path (not its
+// kernel) sets them; other operators take their class's.
+type Curves struct {
+	Class [numKernelClasses]Curve
+	Host  map[string]HostTerms
+	// ColdHostFactor scales the host terms of a MoE gating op timed
+	// standalone (cold, gating context standalone_legacy) rather than right
+	// after FFN work (prefill_hot).
+	ColdHostFactor float64
+	// CustomAllReduce is vLLM's custom all-reduce (Roofline).
+	CustomAllReduce Curve
+	// FP8ComputeEff replaces the GEMM class's ComputeEff for FP8 GEMMs
+	// (W8A8: both operands FP8), which run at the FP8 peak.
+	FP8ComputeEff float64
+}
+
+// host returns the CUDA_EVENT host terms of operator op.
+func (c *Curves) host(op string) HostTerms {
+	if h, ok := c.Host[op]; ok {
+		return h
+	}
+	k := c.Class[ClassOf(op)]
+	return HostTerms{PreUs: k.HostPreUs, Us: k.HostUs}
+}

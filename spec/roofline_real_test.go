@@ -1,0 +1,184 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func formatRealTable(errs []opError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-58s %-26s %6s %8s %9s\n", "profile", "operator", "points", "MAPE%", "held-out%")
+	for _, e := range errs {
+		fmt.Fprintf(&b, "%-58s %-26s %6d %8.1f %9.1f\n", e.profile, e.op, e.n, e.mape, e.heldMAPE)
+	}
+	fmt.Fprintf(&b, "\n%-58s %8s %8s %-26s %9s\n", "profile", "mean%", "worst%", "worst operator", "held-out%")
+	for _, s := range summarizeProfiles(errs) {
+		fmt.Fprintf(&b, "%-58s %8.1f %8.1f %-26s %9.1f\n", s.profile, s.mean, s.worst, s.worstOp, s.heldMu)
+	}
+	return b.String()
+}
+
+// Bounds the built-in model keeps on every real profile: the mean over
+// operators of the per-operator MAPE, and the worst operator's. They are
+// the errors reached when the curves were fitted (README, "The built-in
+// device model") plus about one point, so a change that worsens any profile
+// fails here. Issue 16's targets (8% mean, 15% worst) are printed by
+// BenchmarkRooflineVsRealProfiles; the profiles that miss them are named in
+// the README with the reason.
+var realProfileBounds = map[string][2]float64{
+	"frontier-a800-qwen3-30b-a3b CUDA_EVENT":            {32, 135},
+	"frontier-h800/Phi-tiny-MoE-instruct CUDA_EVENT":    {7, 16},
+	"frontier-h800/Phi-tiny-MoE-instruct KERNEL_ONLY":   {19, 57},
+	"frontier-h800/Qwen3-30B-A3B-tiny CUDA_EVENT":       {13, 63},
+	"frontier-h800/Qwen3-30B-A3B-tiny KERNEL_ONLY":      {22, 72},
+	"frontier-h800/llama2_7b_dense_example CUDA_EVENT":  {12.5, 50},
+	"frontier-h800/llama2_7b_dense_example KERNEL_ONLY": {14.5, 54},
+	"vidur-h100/Llama-2-7b-hf KERNEL_ONLY":              {13, 29},
+	"vidur-h100/network-h100_dgx CUDA_EVENT":            {10, 11},
+}
+
+func TestRooflineMatchesRealProfiles(t *testing.T) {
+	errs := scoreRealPoints(loadRealPoints(t))
+	seen := map[string]bool{}
+	for _, s := range summarizeProfiles(errs) {
+		seen[s.profile] = true
+		b, ok := realProfileBounds[s.profile]
+		if !ok {
+			t.Errorf("profile %s has no bound: add it to realProfileBounds", s.profile)
+			continue
+		}
+		if s.mean > b[0] || s.worst > b[1] {
+			t.Errorf("%s: operator MAPE mean %.1f%% (bound %.1f%%), worst %.1f%% on %s (bound %.1f%%)", s.profile, s.mean, b[0], s.worst, s.worstOp, b[1])
+		}
+	}
+	for p := range realProfileBounds {
+		if !seen[p] {
+			t.Errorf("profile %s is gone from ../shared/profiles", p)
+		}
+	}
+}
+
+// Real rows, one kernel class each, priced within a stated error: the
+// points the issue names (skinny decode GEMMs, small memory-bound ops,
+// collectives) checked one by one on the H100 profile.
+func TestRooflineRealRows(t *testing.T) {
+	pts := loadRealPoints(t)
+	h100, _ := LookupDevice("h100")
+	r := Roofline{Device: h100}
+	for _, tc := range []struct {
+		file   string
+		line   int
+		op     string
+		maxErr float64 // relative
+	}{
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 260, OpMLPUpProj, 0.10},   // TP1, 1 token: 180 MB of weights
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 260, OpAttnPreProj, 0.10}, // TP1, 1 token: 100 MB
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 2, OpMLPUpProj, 0.05},     // TP1, 4096 tokens: compute-bound
+		// Vidur's (older) RMSNorm kernel reaches only about 1 TB/s at 4096
+		// tokens, while the H800 profiles' one is near its floor up to 128
+		// tokens; one norm curve serves both, so this row is held to 35%.
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 2, OpInputLayernorm, 0.35},
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 2, OpMLPAct, 0.15},
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 2, OpAttnRope, 0.15},
+		{"vidur-h100/Llama-2-7b-hf/mlp.csv", 2, OpEmb, 0.15},
+		{"vidur-h100/network-h100_dgx/all_reduce.csv", 2500, OpAllReduce, 0.15}, // TP4, 13.6 MB
+		{"vidur-h100/network-h100_dgx/send_recv.csv", 1000, OpSendRecv, 0.15},
+	} {
+		var found bool
+		for _, p := range pts {
+			if p.file != tc.file || p.line != tc.line || p.op.Name != tc.op {
+				continue
+			}
+			found = true
+			got := r.TimeMs(&p.op, p.x, p.meas)
+			if e := math.Abs(got-p.ms) / p.ms; e > tc.maxErr {
+				t.Errorf("%s:%d %s x=%v: model %.4f ms, measured %.4f ms (%.0f%% off, bound %.0f%%)", tc.file, tc.line, tc.op, p.x, got, p.ms, 100*e, 100*tc.maxErr)
+			}
+		}
+		if !found {
+			t.Errorf("%s:%d has no %s point", tc.file, tc.line, tc.op)
+		}
+	}
+}
+
+// Skinny decode GEMMs stream their weights at 80-90% of HBM bandwidth on
+// H100 (the issue; the Vidur rows above measure 2.8 TB/s for the 1-token
+// up projection), where the old model priced them at about 68%.
+func TestDecodeGEMMStreamsWeights(t *testing.T) {
+	d, _ := LookupDevice("h100")
+	r := Roofline{Device: d}
+	// Llama-3.1-70B at TP4: the MLP up projection of one decode step of
+	// 13 sequences, [13, 8192] x [8192, 7168]: 117 MB of weights.
+	o := Op{Name: OpMLPUpProj, Family: FamilyLinear, Kernels: 1, K: 8192, N: 2 * 28672 / 4, ElemBytes: 2}
+	_, bytes := o.Work([]float64{13})
+	bw := bytes / (r.KernelMs(&o, []float64{13}) / 1e3) / (d.HBMGBps * 1e9)
+	if bw < 0.80 || bw > 0.92 {
+		t.Errorf("decode up projection streams at %.0f%% of HBM bandwidth, want 80-92%%", 100*bw)
+	}
+}
+
+func formatCurves(name string, c Curves) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "var %s = Curves{Class: [numKernelClasses]Curve{\n", name)
+	for k := KernelClass(0); k < numKernelClasses; k++ {
+		v := c.Class[k]
+		fmt.Fprintf(&b, "\t%s: {FloorUs: %.3g, MemEff: %.3g", classIdent[k], v.FloorUs, v.MemEff)
+		if v.ComputeEff > 0 {
+			fmt.Fprintf(&b, ", ComputeEff: %.3g", v.ComputeEff)
+		}
+		if v.HalfFLOPs > 0 {
+			fmt.Fprintf(&b, ", HalfFLOPs: %.3g", v.HalfFLOPs)
+		}
+		if v.HostPreUs > 0 || v.HostUs > 0 {
+			fmt.Fprintf(&b, ", HostPreUs: %.3g, HostUs: %.3g", v.HostPreUs, v.HostUs)
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}, Host: map[string]HostTerms{\n")
+	names := make([]string, 0, len(c.Host))
+	for n := range c.Host {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "\t%q: {PreUs: %.3g, Us: %.3g},\n", n, c.Host[n].PreUs, c.Host[n].Us)
+	}
+	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}}\n",
+		c.ColdHostFactor, c.FP8ComputeEff, c.CustomAllReduce.FloorUs, c.CustomAllReduce.MemEff)
+	return b.String()
+}
+
+var classIdent = [numKernelClasses]string{"ClassGEMM", "ClassNorm", "ClassAct", "ClassRope", "ClassAdd", "ClassEmbedding", "ClassCopy",
+	"ClassAttnPrefill", "ClassAttnDecode", "ClassMoERouting", "ClassMoEShuffle", "ClassMoEGEMM", "ClassAllReduce", "ClassSendRecv", "ClassAllToAll"}
+
+// BenchmarkRooflineVsRealProfiles prints the built-in model's per-operator
+// MAPE on every real profile (all points and the held-out fifth), and each
+// profile's mean and worst against issue 16's targets.
+func BenchmarkRooflineVsRealProfiles(b *testing.B) {
+	pts := loadRealPoints(b)
+	for b.Loop() {
+		errs := scoreRealPoints(pts)
+		fmt.Printf("built-in device model vs real profiles (%d points; held-out = every fifth row, never fitted)\n%s", len(pts), formatRealTable(errs))
+		for _, s := range summarizeProfiles(errs) {
+			verdict := "meets"
+			if s.mean > 8 || s.worst > 15 {
+				verdict = "MISSES"
+			}
+			fmt.Printf("issue 16 target (mean <= 8%%, worst <= 15%%) %s: %s\n", verdict, s.profile)
+		}
+	}
+}
+
+// BenchmarkCalibrateCurves refits the curves of curves.go from the real
+// profiles (calibration rows only) and prints them in Go syntax, so the
+// shipped constants can be reproduced or refreshed.
+func BenchmarkCalibrateCurves(b *testing.B) {
+	pts := loadRealPoints(b)
+	for b.Loop() {
+		fmt.Print(formatCurves("hopperCurves", fitCurves(pts, ArchHopper)))
+		fmt.Print(formatCurves("ampereCurves", fitCurves(pts, ArchAmpere)))
+	}
+}
