@@ -75,6 +75,13 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 //   - A800 SXM4 80GB: the A100 with NVLink cut to 400 GB/s.
 //   - L40S 48GB: NVIDIA L40S datasheet (2023): 362 TFLOPS BF16, 733 FP8,
 //     864 GB/s GDDR6, 142 SMs, no NVLink (PCIe Gen4: 32 GB/s per direction).
+//   - RTX 4090 D 24GB (the GPU of vLLM issue #45709, a calibration point
+//     of the host timeline): 114 SMs at 2.52 GHz boost, 24 GB GDDR6X at
+//     1,008 GB/s (NVIDIA's product page); dense BF16 with FP32 accumulation
+//     is the Ada whitepaper's RTX 4090 figure (165.2 TFLOPS, 128 SMs)
+//     scaled by SM count; no NVLink and no PCIe peer-to-peer on GeForce
+//     cards: collectives stage through host memory over PCIe 4.0 x16 (32
+//     GB/s a direction; 16 GB/s effective is a guess).
 //   - B200 180GB: NVIDIA DGX B200 datasheet (2024; 72 PFLOPS FP8 training,
 //     1,440 GB HBM3e, 64 TB/s for 8 GPUs): 2,250 TFLOPS BF16, 4,500 FP8,
 //     8 TB/s, NVLink 5 1.8 TB/s, 148 SMs (Blackwell whitepaper); 400 Gb/s
@@ -93,6 +100,7 @@ var deviceCatalog = map[string]Device{
 	"a100":      {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"a800":      {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"l40s":      {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
+	"rtx4090d":  {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 16, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"b200":      {Description: "NVIDIA B200 180GB", Arch: ArchBlackwell, PeakBF16TFLOPS: 2250, PeakFP8TFLOPS: 4500, MemoryGiB: 180, HBMGBps: 8000, SMs: 148, NVLink: true, NVLinkGBps: 900, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 }
 
@@ -106,6 +114,7 @@ var deviceAliases = map[string]string{
 	"nvidia h20": "h20", "h20-96gb": "h20",
 	"nvidia l40s": "l40s",
 	"b200-180gb":  "b200", "nvidia b200": "b200",
+	"4090d": "rtx4090d", "rtx-4090d": "rtx4090d", "nvidia geforce rtx 4090 d": "rtx4090d",
 }
 
 // LookupDevice resolves a device name (case-insensitive; aliases such as

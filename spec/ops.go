@@ -78,7 +78,8 @@ func OpFeatures(op string) []string {
 		return []string{FeatTotalRoutedTokens, FeatMaxExpertTokens}
 	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
 		return []string{FeatSizeBytes}
-	case OpCPUOverhead, OpCPUSchedule, OpCPUPrepareInputs, OpCPUSampler, OpCPUProcessOutputs, OpCPURayComm:
+	}
+	if IsHostOp(op) {
 		return []string{FeatBatchSize, FeatNumPrefillTokens, FeatNumDecodeTokens}
 	}
 	return []string{FeatNumTokens}
@@ -93,7 +94,8 @@ func OpFamily(op string) Family {
 		return FamilyMoE
 	case OpAllReduce, OpSendRecv, OpEPDispatch, OpEPCombine:
 		return FamilyCollective
-	case OpCPUOverhead, OpCPUSchedule, OpCPUPrepareInputs, OpCPUSampler, OpCPUProcessOutputs, OpCPURayComm:
+	}
+	if IsHostOp(op) {
 		return FamilyCPU
 	}
 	return FamilyLinear

@@ -99,11 +99,12 @@ Examples:
 			},
 			{
 				Name:      "ops",
-				Usage:     "print the operators one layer runs on one GPU, with per-GPU shapes",
+				Usage:     "print the operators one layer runs on one GPU, with per-GPU shapes and what vLLM issues for each",
 				ArgsUsage: "MODEL",
 				Flags: append(layoutFlags(),
 					&cli.IntFlag{Name: "layer", Usage: "layer index (0-based)", Value: -1},
-					&cli.IntFlag{Name: "tokens", Usage: "tokens in the batch, for the FLOPs column", Value: 1}),
+					&cli.IntFlag{Name: "tokens", Usage: "tokens in the batch, for the FLOPs column", Value: 1},
+					&cli.StringFlag{Name: "device", Usage: "device whose host class prices the eager issue column", Value: "h100"}),
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					m, l, err := modelAndLayout(cmd)
 					if err != nil {
@@ -120,18 +121,47 @@ Examples:
 					if tokens < 1 {
 						return usageError("--tokens must be at least 1")
 					}
+					dev, err := spec.LookupDevice(cmd.String("device"))
+					if err != nil {
+						return err
+					}
+					costs := spec.DefaultIssueCosts(dev)
 					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintf(w, "%s layer %d on one GPU of %s, %d tokens (prefill, no context; experts evenly loaded)\n", m.Name, layer, l, tokens)
-					fmt.Fprintln(w, "OP\tFAMILY\tKERNELS\tPER-GPU SHAPE\tFEATURES")
+					fmt.Fprintln(w, "OP\tFAMILY\tKERNELS\tPER-GPU SHAPE\tFEATURES\tVLLM ISSUES\tEAGER HOST us")
+					var hostUs float64
+					var total spec.OpIssue
 					for _, o := range spec.LayerOps(m, l, layer) {
-						fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%v\n", o.Name, o.Family, o.Kernels, o.Shape(), spec.OpFeatures(o.Name))
+						is := spec.IssueOf(m, l, &o)
+						us := costs.OpUs(is)
+						hostUs += us
+						total.Modules, total.Calls = total.Modules+is.Modules, total.Calls+is.Calls
+						for k, n := range is.Kernels {
+							total.Kernels[k] += n
+						}
+						fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%v\t%s\t%.1f\n", o.Name, o.Family, o.Kernels, o.Shape(), spec.OpFeatures(o.Name), issueText(is), us)
 					}
 					fmt.Fprintf(w, "layer FLOPs\t%.4g\n", spec.LayerFLOPs(m, l, layer, tokens))
+					fmt.Fprintf(w, "layer issue\t%s, %.0f us of host time in eager mode\n", issueText(total), hostUs)
+					fmt.Fprintf(w, "issue costs\t%s\n", costs.Describe())
+					fmt.Fprintf(w, "inventory\tread from %s\n", spec.VLLMSource)
 					return w.Flush()
 				},
 			},
 		},
 	}
+}
+
+// issueText renders what the host issues for an op: module frames,
+// kernel-less dispatcher calls and kernels by kind.
+func issueText(is spec.OpIssue) string {
+	s := fmt.Sprintf("%d mod %d call", is.Modules, is.Calls)
+	for k, n := range is.Kernels {
+		if n > 0 {
+			s += fmt.Sprintf(" %d %s", n, spec.KernelKind(k))
+		}
+	}
+	return s
 }
 
 func mlaNote(m *spec.Model) string {

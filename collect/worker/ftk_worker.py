@@ -27,6 +27,12 @@ GEMM_OPS = {
 NORM_OPS = {"input_layernorm", "post_attention_layernorm"}
 ACT_OPS = {"mlp_act", "share_expert_act"}
 HOST_OPS = {"cpu_schedule", "cpu_prepare_inputs", "cpu_sampler", "cpu_process_outputs", "cpu_ray_comm"}
+# Host issue costs (timing "issue"): per kernel kind, per module call, per
+# dispatcher call, per CUDA graph replay and per decoder layer.
+ISSUE_OPS = {"issue_call", "issue_module", "issue_aten", "issue_custom", "issue_triton",
+             "issue_attention", "issue_collective", "issue_graph", "issue_layer"}
+ISSUE_BATCH = 32      # issues per repetition; the time reported is per issue
+BUSY_CYCLES = 20000000  # GPU spin kept ahead of the issues (about 10 ms)
 COLLECTIVES = {"all_reduce", "send_recv", "ep_dispatch", "ep_combine"}
 HOT_PREFIX = 20  # FFN-like GEMMs before a prefill_hot gating op
 
@@ -112,6 +118,8 @@ class Worker:
             raise RuntimeError("timing %s needs a CUDA device; this worker runs on %s" % (timing, self.device))
         if op in COLLECTIVES:
             samples, impl = self.collective(op, sh, timing, warmup, repeats)
+        elif op in ISSUE_OPS:
+            samples, impl = self.issue(op, warmup, repeats)
         else:
             fn, pre, impl, cold = self.build(op, sh)
             samples = self.time(fn, pre, cold, timing, warmup, repeats)
@@ -521,6 +529,95 @@ class Worker:
             return (lambda: pickle.loads(pickle.dumps(msg))), None, "python_proxy"
         raise ValueError("unknown host op %r" % op)
 
+    # --- host issue costs ----------------------------------------------------
+    def issue(self, op, warmup, repeats):
+        """Host time to issue one unit of op, ms: ISSUE_BATCH issues timed
+        on the wall clock while a GPU spin kernel keeps the queue busy, so
+        the time is the CPU's (Python, dispatcher, launch), never the
+        kernels'. On the CPU the same calls run synchronously: the time is
+        the Python and dispatcher part plus a tiny CPU kernel (impl says
+        cpu_dispatch)."""
+        fn, impl = self.issue_fn(op)
+        torch = self.torch
+        for _ in range(max(1, warmup)):
+            fn()
+        self.sync()
+        out = []
+        for _ in range(repeats):
+            if self.cuda:
+                torch.cuda._sleep(BUSY_CYCLES)
+            t0 = time.perf_counter_ns()
+            for _ in range(ISSUE_BATCH):
+                fn()
+            out.append((time.perf_counter_ns() - t0) / 1e6 / ISSUE_BATCH)
+            self.sync()
+        if not self.cuda:
+            impl += "+cpu_dispatch"
+        return out, impl
+
+    def issue_fn(self, op):
+        torch = self.torch
+        a, b, c = self.rand(8, 64), self.rand(8, 64), self.rand(8, 64)
+        if op == "issue_call":
+            return (lambda: a.view(64, 8)), "aten_view"
+        if op == "issue_module":
+            class Ident(torch.nn.Module):
+                def forward(self, x):
+                    return x
+            m = Ident()
+            return (lambda: m(a)), "nn_module"
+        if op == "issue_aten":
+            return (lambda: torch.add(a, b, out=c)), "aten_add"
+        if op == "issue_custom":
+            try:
+                import vllm._custom_ops  # noqa: F401  registers torch.ops._C
+                w = self.rand(64)
+                return (lambda: torch.ops._C.rms_norm(c, a, w, 1e-6)), "vllm_C_rms_norm"
+            except Exception:
+                add = torch.ops.aten.add.out
+                return (lambda: add(a, b, out=c)), "torch_ops_aten_add"
+        if op == "issue_triton":
+            if self.cuda:
+                try:
+                    return _triton_issue(torch, a, b, c), "triton_jit"
+                except Exception as e:
+                    self.warn_once("triton", "Triton unavailable (%s): issue_triton timed as a Python proxy" % e)
+            return _triton_proxy(torch, a, b, c), "python_proxy"
+        if op == "issue_attention":
+            q = self.rand(8, 4, 64)
+            k, v = self.rand(8, 4, 64), self.rand(8, 4, 64)
+            try:
+                from vllm.vllm_flash_attn import flash_attn_varlen_func
+                cu = torch.tensor([0, 8], dtype=torch.int32, device=self.device)
+                return (lambda: flash_attn_varlen_func(q, k, v, max_seqlen_q=8, cu_seqlens_q=cu, max_seqlen_k=8,
+                                                       cu_seqlens_k=cu, causal=True)), "vllm_flash_attn"
+            except Exception:
+                qt, kt, vt = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+                return (lambda: _sdpa(torch, qt, kt, vt)), "torch_sdpa"
+        if op == "issue_collective":
+            import torch.distributed as dist
+            self.ensure_group(1)
+            return (lambda: dist.all_reduce(c)), ("nccl" if self.cuda else "gloo")
+        if op == "issue_graph":
+            if not self.cuda:
+                raise RuntimeError("issue_graph replays a CUDA graph: it needs a CUDA device")
+            g = torch.cuda.CUDAGraph()
+            s = torch.cuda.Stream(self.device)
+            s.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    torch.add(a, b, out=c)
+                with torch.cuda.graph(g):
+                    for _ in range(20):
+                        torch.add(a, b, out=c)
+            torch.cuda.current_stream(self.device).wait_stream(s)
+            return g.replay, "cuda_graph_replay"
+        if op == "issue_layer":
+            layer = _mini_layer(torch, 64, 4, 16).to(self.device, self.dtype)
+            x, pos = self.rand(8, 64), torch.arange(8, device=self.device)
+            return (lambda: layer(x, pos)), "torch_plain_layer"
+        raise ValueError("unknown issue op %r" % op)
+
     # --- collectives ----------------------------------------------------------
     def collective(self, op, sh, timing, warmup, repeats):
         n = int(sh["workers"])
@@ -580,6 +677,85 @@ class Worker:
 
     def close(self):
         self.close_group()
+
+
+def _triton_issue(torch, a, b, c):
+    """A Triton JIT kernel with 20 arguments (about what vLLM's fused MoE
+    kernel passes), launched through JITFunction.run."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _add(x, y, z, n, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, B: tl.constexpr):
+        i = tl.program_id(0) * B + tl.arange(0, B)
+        m = i < n
+        tl.store(z + i, tl.load(x + i, mask=m) + tl.load(y + i, mask=m), mask=m)
+
+    n = a.numel()
+    return lambda: _add[(1,)](a, b, c, n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, B=512)
+
+
+def _triton_proxy(torch, a, b, c):
+    """Without Triton: the Python of a JIT launch (argument binding, a
+    specialisation key, a cache lookup) around one ATen kernel."""
+    cache = {}
+
+    def run(x, y, z, n, *scalars, B=512):
+        key = (x.dtype, y.dtype, z.dtype, n % 16 == 0) + tuple(s % 16 == 0 for s in scalars) + (B,)
+        k = cache.get(key)
+        if k is None:
+            k = cache[key] = lambda: torch.add(x, y, out=z)
+        return k()
+
+    n = a.numel()
+    return lambda: run(a, b, c, n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, B=512)
+
+
+def _sdpa(torch, q, k, v):
+    """Causal attention: PyTorch's fused SDPA where it exists (2.0+), the
+    matmul-softmax-matmul it replaces before that."""
+    F = torch.nn.functional
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    s = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
+    n = s.shape[-1]
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return torch.matmul(torch.softmax(s, -1), v)
+
+
+def _mini_layer(torch, hidden, heads, head_dim):
+    """A decoder layer of plain torch modules (norm, QKV, rotary, SDPA,
+    output, norm, gated MLP) for the per-layer module cost."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Norm(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(n))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.n2 = Norm(hidden), Norm(hidden)
+            self.qkv = nn.Linear(hidden, 3 * heads * head_dim, bias=False)
+            self.o = nn.Linear(heads * head_dim, hidden, bias=False)
+            self.up = nn.Linear(hidden, 4 * hidden, bias=False)
+            self.down = nn.Linear(2 * hidden, hidden, bias=False)
+
+        def forward(self, x, pos):
+            h = self.n1(x)
+            q, k, v = self.qkv(h).view(x.shape[0], 3, heads, head_dim).unbind(1)
+            cos = torch.cos(pos[:, None, None] * 1e-2)
+            q, k = q * cos, k * cos
+            a = _sdpa(torch, q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1))
+            x = x + self.o(a.transpose(0, 1).reshape(x.shape[0], -1))
+            g, u = self.up(self.n2(x)).chunk(2, -1)
+            return x + self.down(F.silu(g) * u)
+
+    return Layer()
 
 
 def _cumsum(xs):
