@@ -41,7 +41,7 @@ LAYOUT := --tp $(TP) --ep $(EP) --pp $(PP)
 pipeline: build
 	@rm -rf $(RUN) && mkdir -p $(RUN)
 	@echo "== 1/4 collect (synthetic $(DEVICE) device model; not a measurement)"
-	$(BIN) collect all --backend synthetic --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --out $(RUN)/profiles
+	$(BIN) collect all --backend synthetic --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) -o $(RUN)/profiles
 	@echo "== 2/4 ingest"
 	$(BIN) ingest $(RUN)/profiles -o $(RUN)/dataset
 	@echo "== 3/4 fit --check-coverage"

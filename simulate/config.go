@@ -103,7 +103,8 @@ func DefaultConfig() Config {
 			GPUMemoryUtilization: 0.9,
 			EnableChunkedPrefill: true,
 		},
-		Router: RouterRoundRobin,
+		Router:   RouterRoundRobin,
+		Workload: WorkloadConfig{Seed: spec.DefaultSeed},
 	}
 }
 

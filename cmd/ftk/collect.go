@@ -64,8 +64,8 @@ Examples:
 			&cli.StringSliceFlag{Name: "load-distributions", Value: collect.LoadDistributions, Usage: "MoE expert load distributions"},
 			&cli.IntFlag{Name: "warmup", Value: 5, Usage: "untimed runs per operator"},
 			&cli.IntFlag{Name: "repeats", Value: 20, Usage: "timed runs per operator"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed of MoE routing draws and synthetic noise"},
-			&cli.StringFlag{Name: "out", Value: "profiles", Usage: "output root folder"},
+			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of MoE routing draws and synthetic noise"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "profiles", Usage: "output root folder"},
 			&cli.StringFlag{Name: "shard", Usage: "measure only shard i/n of the plan (shapes at positions i, i+n, ...)"},
 			&cli.BoolFlag{Name: "force", Usage: "delete the requested families' rows in the output folder and start over"},
 			&cli.IntFlag{Name: "max-failures", Value: 5, Usage: "stop after this many shapes failed in a row"},
@@ -189,7 +189,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	if o.Warmup < 0 || o.Repeats < 1 {
 		return o, usageError("--warmup must be >= 0 and --repeats >= 1")
 	}
-	o.Out, o.Backend, o.Force = cmd.String("out"), cmd.String("backend"), cmd.Bool("force")
+	o.Out, o.Backend, o.Force = cmd.String("output"), cmd.String("backend"), cmd.Bool("force")
 	o.MaxFailures, o.ShapeTimeout, o.Version = cmd.Int("max-failures"), cmd.Duration("shape-timeout"), version
 	o.Torch = collect.TorchOptions{
 		Python: cmd.String("python"), DeviceKind: cmd.String("device-kind"), GPUs: cmd.IntSlice("gpus"),
@@ -282,7 +282,7 @@ func emitCollect(cmd *cli.Command, o collect.Options) error {
 	}
 	return batchjob.Write(cmd.Root().Writer, batchjob.Job{
 		Kind: cmd.String("emit"), Name: "ftk-collect", Shards: n, Binary: bin, Args: args, GPUs: gpus,
-		Image: cmd.String("image"), OutFlag: "--out", Claim: "ftk-profiles",
+		Image: cmd.String("image"), OutFlag: "--output", Claim: "ftk-profiles",
 		Hours: math.Ceil(secs/float64(max(n, 1))/float64(max(gpus, 1))) / 3600,
 		Merge: "ftk ingest " + o.Out + " -o DATASET (it merges the shard folders)",
 	})

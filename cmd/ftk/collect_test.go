@@ -17,7 +17,7 @@ import (
 func TestCollectSyntheticIngestFitCoverage(t *testing.T) {
 	dir := t.TempDir()
 	out, errOut, code := ftk(t, "collect", "all", "--backend", "synthetic", "--model", "qwen3-30b-a3b", "--device", "h100",
-		"--tp", "8", "--ep", "8", "--out", dir)
+		"--tp", "8", "--ep", "8", "-o", dir)
 	if code != 0 {
 		t.Fatalf("collect exit %d: %s", code, errOut)
 	}
@@ -52,7 +52,7 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 	 "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128}`), 0o644)
 	out, errOut, code := ftk(t, "collect", "all", "--backend", "torch", "--device-kind", "cpu", "--model", model,
 		"--tp", "2", "--ep", "2", "--max-num-batched-tokens", "8", "--max-num-seqs", "2", "--max-model-len", "8",
-		"--warmup", "1", "--repeats", "2", "--threads", "1", "--out", dir)
+		"--warmup", "1", "--repeats", "2", "--threads", "1", "-o", dir)
 	if code != 0 || !strings.Contains(out, "0 failed") {
 		t.Fatalf("collect exit %d: %s\n%s", code, out, errOut)
 	}
@@ -126,7 +126,7 @@ func TestCollectBadInput(t *testing.T) {
 		{[]string{"collect", "moe", "--model", "qwen3-30b-a3b", "--gating-context", "warm"}, 2, "--gating-context"},
 		{[]string{"collect", "moe", "--model", "qwen3-30b-a3b", "--measurements", "wall"}, 2, "--measurements"},
 		{[]string{"collect", "linear", "--model", "qwen3-30b-a3b", "--emit", "slurm", "--shard", "0/2"}, 2, "drop --shard"},
-		{[]string{"collect", "linear", "--model", "qwen3-30b-a3b", "--backend", "synthetic", "--out", dir}, 1, "needs a device"},
+		{[]string{"collect", "linear", "--model", "qwen3-30b-a3b", "--backend", "synthetic", "-o", dir}, 1, "needs a device"},
 	} {
 		_, errOut, code := ftk(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
@@ -135,14 +135,14 @@ func TestCollectBadInput(t *testing.T) {
 	}
 	// A broken file in the output folder is named, with its line.
 	sweep := filepath.Join(dir, "h100", "qwen3-30b-a3b")
-	if _, errOut, code := ftk(t, "collect", "linear", "--backend", "synthetic", "--model", "qwen3-30b-a3b", "--device", "h100", "--out", dir); code != 0 {
+	if _, errOut, code := ftk(t, "collect", "linear", "--backend", "synthetic", "--model", "qwen3-30b-a3b", "--device", "h100", "-o", dir); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	f := filepath.Join(sweep, "linear_op.csv")
 	data, _ := os.ReadFile(f)
 	lines := strings.SplitN(string(data), "\n", 4)
 	os.WriteFile(f, []byte(lines[0]+"\n"+lines[1]+"\n1,2,3\n"+lines[3]), 0o644)
-	_, errOut, code := ftk(t, "collect", "linear", "--backend", "synthetic", "--model", "qwen3-30b-a3b", "--device", "h100", "--out", dir)
+	_, errOut, code := ftk(t, "collect", "linear", "--backend", "synthetic", "--model", "qwen3-30b-a3b", "--device", "h100", "-o", dir)
 	if code != 1 || !strings.Contains(errOut, f) || !strings.Contains(errOut, "line 3") {
 		t.Errorf("broken CSV: exit %d, %q", code, errOut)
 	}
@@ -150,7 +150,7 @@ func TestCollectBadInput(t *testing.T) {
 	if nv, err := collect.OpenNVML(); err == nil {
 		nv.Close()
 	} else if errors.Is(err, collect.ErrNoDriver) {
-		_, errOut, code := ftk(t, "collect", "linear", "--backend", "torch", "--model", "qwen3-30b-a3b", "--device", "h100", "--out", dir)
+		_, errOut, code := ftk(t, "collect", "linear", "--backend", "torch", "--model", "qwen3-30b-a3b", "--device", "h100", "-o", dir)
 		if code != 1 || !strings.Contains(errOut, "no NVIDIA driver found") || !strings.Contains(errOut, "--device-kind cpu") {
 			t.Errorf("torch without a driver: exit %d, %q", code, errOut)
 		}

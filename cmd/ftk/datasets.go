@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
 
@@ -57,7 +58,7 @@ func datasetsGenFlags() []cli.Flag {
 		&cli.FloatFlag{Name: "cv", Usage: "gamma arrivals: coefficient of variation of inter-arrival times (1 = Poisson, > 1 bursty, 0 = constant gaps)"},
 		&cli.FloatFlag{Name: "load", Usage: "arrival rate as a fraction of capacity, e.g. 0.7 (capacity from --pilot-throughput, or by 'make' from a simulated search with --model)"},
 		&cli.FloatFlag{Name: "pilot-throughput", Usage: "measured capacity for --load: completed requests/s of a saturated pilot run"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed: same seed and flags give a byte-identical trace"},
+		&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "random seed: same seed and flags give a byte-identical trace"},
 		&cli.StringFlag{Name: "shared", Usage: "folder holding traces/ for the built-in workloads (default $FTK_SHARED or ../shared)"},
 	}
 }
@@ -211,10 +212,10 @@ func datasetsShowCommand() *cli.Command {
 		Usage:     "print a trace's or workload's statistics: count, length percentiles, arrival rate",
 		ArgsUsage: "FILE|WORKLOAD",
 		Description: `Prints the number of requests, prompt and output lengths (mean, min,
-P50, P90, P99, max; percentiles by linear interpolation as spec.Percentile),
+P50, P90, P99, max; percentiles by linear interpolation between closest ranks, as numpy),
 and the arrival rate, duration and coefficient of variation of the gaps.
 
-A built-in workload with no datasetsGen flags shows its recorded trace;
+A built-in workload with no size or arrival flags shows its recorded trace;
 with flags it shows what 'datasets make' would write.
 
 Examples:
@@ -360,7 +361,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: datasets.FormatVLLMBench, Usage: "output format: " + strings.Join(datasets.ExportFormats(), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file to write (required)"},
 			&cli.StringFlag{Name: "tokenizer", Usage: "vllm-bench: Hugging Face tokenizer.json, for prompts of exact token length"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "vllm-bench: seed of the prompt words"},
+			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "vllm-bench: seed of the prompt words"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {

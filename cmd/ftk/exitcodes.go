@@ -63,6 +63,7 @@ func unknownCommand(app *cli.Command, args []string) error {
 // without library jargon and exit code 2, instead of the full help text; a
 // command that only groups subcommands shows its help when run bare.
 func setUsageErrors(cmd *cli.Command) {
+	applyFlagRules(cmd)
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 		return usageError("%s (see '%s --help')", flagErrorText(c, err), c.FullName())
 	}
@@ -101,7 +102,7 @@ func flagErrorText(c *cli.Command, err error) string {
 		return prefix + "unknown flag " + flagName(m[1])
 	}
 	if m := reInvalidValue.FindStringSubmatch(msg); m != nil {
-		want := "a valid value"
+		want := strings.TrimPrefix(m[3], "want ")
 		switch {
 		case strings.Contains(m[3], "out of range"):
 			want = "a value in range"

@@ -47,7 +47,7 @@ Examples:
 			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle (with --check-coverage) instead of fitting"},
 			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
 			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's)"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of folds, holdout and bootstrap draws"},
+			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
 			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
 			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},

@@ -36,7 +36,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}
 
 	profiles := filepath.Join(dir, "profiles")
-	step("collect", join([]string{"collect", "all", "--backend", "synthetic", "--model", model, "--device", "h100", "--out", profiles, "--repeats", "3"}, layout, limits)...)
+	step("collect", join([]string{"collect", "all", "--backend", "synthetic", "--model", model, "--device", "h100", "-o", profiles, "--repeats", "3"}, layout, limits)...)
 	csvs, _ := filepath.Glob(filepath.Join(profiles, "h100", model, "*.csv"))
 	if len(csvs) < 4 {
 		t.Fatalf("collect wrote %d CSV files, want linear, attention, moe, cpu and more: %v", len(csvs), csvs)

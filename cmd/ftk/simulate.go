@@ -31,7 +31,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "workload", Usage: "generated workload: fixed:PROMPTxOUTPUT, splitwise-conv, splitwise-code, arxiv-summarization or trace:PATH"},
 		&cli.FloatFlag{Name: "rate", Usage: "Poisson arrival rate of --workload in requests/s; for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
 		&cli.IntFlag{Name: "num-requests", Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
-		&cli.Uint64Flag{Name: "seed", Usage: "seed of the generated workload"},
+		&cli.Uint64Flag{Name: "seed", Value: def.Workload.Seed, Usage: "seed of the generated workload"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (default: the built-in roofline device model)"},
 		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_ms_per_step, launch_us, family_scale) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},

@@ -73,7 +73,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{"zero output tokens", []string{"--model", "llama-3.1-8b", "--trace", trace}, 1, "bad.csv:3"},
 		{"missing trace", []string{"--model", "llama-3.1-8b", "--trace", filepath.Join(dir, "none.csv")}, 1, "none.csv"},
 		{"weights do not fit", []string{"--model", "llama-3.3-70b", "--workload", "fixed:10x10", "--num-requests", "1"}, 1, "weights need"},
-		{"bad block size", []string{"--model", "llama-3.1-8b", "--workload", "fixed:10x10", "--num-requests", "1", "--block-size", "0"}, 1, "block_size"},
+		{"bad block size", []string{"--model", "llama-3.1-8b", "--workload", "fixed:10x10", "--num-requests", "1", "--block-size", "0"}, 2, "invalid value \"0\" for --block-size: want 1 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")

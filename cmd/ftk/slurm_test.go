@@ -252,12 +252,12 @@ func TestSlurmArrays(t *testing.T) {
 	// collect: four shards against one sweep, compared after ingest.
 	sweep := []string{"collect", "all", "--backend", "synthetic", "--model", "qwen3-30b-a3b-tiny", "--device", "h100", "--tp", "2", "--ep", "2",
 		"--max-num-batched-tokens", "512", "--max-num-seqs", "16", "--max-model-len", "1024", "--repeats", "3"}
-	script := must(append(sweep, "--out", filepath.Join(work, "sharded"), "--emit", "slurm", "--shards", "4")...)
+	script := must(append(sweep, "-o", filepath.Join(work, "sharded"), "--emit", "slurm", "--shards", "4")...)
 	if strings.Contains(script, "gpu") {
 		t.Fatalf("a synthetic sweep's job requests GPUs:\n%s", script)
 	}
 	c.submit(t, work, script)
-	must(append(sweep, "--out", filepath.Join(work, "whole"))...)
+	must(append(sweep, "-o", filepath.Join(work, "whole"))...)
 	ingest := func(in string) []string {
 		t.Helper()
 		_, errOut, code := ftk(t, "ingest", filepath.Join(work, in), "-o", filepath.Join(work, "ds-"+in))

@@ -87,18 +87,18 @@ mean signed error. Runs without a partner are listed under the tables. Metrics (
 definitions, percentiles by linear interpolation) are computed from per-request values
 on both sides.
 
-With --out DIR it also writes errors.md, errors.csv, overall.csv, unpaired.csv and, per
+With -o DIR it also writes errors.md, errors.csv, overall.csv, unpaired.csv and, per
 configuration and workload, cdf__CONFIG__WORKLOAD.png: the CDFs of TTFT, TPOT and E2E,
 measured against simulated.
 
 Examples:
   ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_conv.csv -o sim/h100-tp1__conv
-  ftk validate e2e --measured bench/ --simulated sim/ --out report
+  ftk validate e2e --measured bench/ --simulated sim/ -o report
   ftk validate e2e -m h100-tp1__conv__r1.json -m h100-tp1__conv__r2.json -s sim/h100-tp1__conv --format markdown
   ftk validate e2e --manifest runs.yaml --metrics ttft_p99_ms,tpot_mean_ms --format csv`,
 		Flags: append(runInputFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text, markdown or csv (csv: the per-row table, a blank line, the per-metric table)"},
-			&cli.StringFlag{Name: "out", Usage: "directory for the Markdown and CSV tables and the CDF plots (PNG)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "directory for the Markdown and CSV tables and the CDF plots (PNG)"},
 		),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			format := cmd.String("format")
@@ -128,7 +128,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if dir := cmd.String("out"); dir != "" {
+			if dir := cmd.String("output"); dir != "" {
 				files, err := rep.WriteFiles(dir)
 				if err != nil {
 					return err
@@ -158,27 +158,27 @@ near their start unless the runs say otherwise (1 MAPE point x ln(ratio)^2: a sc
 much worse than the fit column: the runs do not pin them all down.
 
 Split: by default leave one workload out (one fit per workload without it, whose error
-on it is the held-out column, then a final fit on all workloads, written to --out);
+on it is the held-out column, then a final fit on all workloads, written to -o);
 --fit-workloads fits on those workloads and holds the others out. The report shows the
 error before calibration, on the fitted runs and on the held-out runs in separate columns.
 
 The calibration YAML is what 'ftk simulate --calibration FILE' reads.
 
 Examples:
-  ftk validate calibrate --measured bench/ --simulated sim/ --out calibration.yaml
-  ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_ms_per_step,linear_op --out cal.yaml
+  ftk validate calibrate --measured bench/ --simulated sim/ -o calibration.yaml
+  ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_ms_per_step,linear_op -o cal.yaml
   ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_code.csv --calibration cal.yaml -o sim2`,
 		Flags: append(runInputFlags(),
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "calibration YAML to write (required)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "calibration YAML to write (required)"},
 			&cli.StringSliceFlag{Name: "fit-workloads", Usage: "workloads to fit on; the others are held out (default: leave one workload out)"},
 			&cli.StringSliceFlag{Name: "params", Usage: "corrections to fit (default: all): " + strings.Join(validate.CalibrationParams(), ", ")},
 			&cli.IntFlag{Name: "max-evaluations", Value: 1000, Usage: "most evaluations of the objective per fit (each simulates every fitted run once)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text or csv"},
 		),
 		Action: func(_ context.Context, cmd *cli.Command) error {
-			out, format := cmd.String("out"), cmd.String("format")
+			out, format := cmd.String("output"), cmd.String("format")
 			if out == "" {
-				return usageError("validate calibrate needs --out FILE for the calibration YAML")
+				return usageError("validate calibrate needs -o FILE for the calibration YAML")
 			}
 			if format != "text" && format != "csv" {
 				return usageError("--format %q: want text or csv", format)

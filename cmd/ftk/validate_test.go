@@ -110,7 +110,7 @@ func TestValidateE2E(t *testing.T) {
 	valCSVFrom(t, long, filepath.Join(bench, "h100-tp1__code__r1.csv"), 1)
 
 	report := filepath.Join(dir, "report")
-	out, errOut, code := ftk(t, "validate", "e2e", "--measured", bench, "--simulated", filepath.Join(dir, "sim"), "--out", report, "--metrics", "tpot_mean_ms")
+	out, errOut, code := ftk(t, "validate", "e2e", "--measured", bench, "--simulated", filepath.Join(dir, "sim"), "-o", report, "--metrics", "tpot_mean_ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -232,8 +232,8 @@ func TestValidateBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"calibrate", "-m", dir, "-s", sim}, 2, "needs --out FILE"},
-		{[]string{"calibrate", "-m", dir, "-s", sim, "--out", filepath.Join(dir, "c.yaml"), "--max-evaluations", "3"}, 2, "--max-evaluations 3: want at least 10"},
+		{[]string{"calibrate", "-m", dir, "-s", sim}, 2, "needs -o FILE"},
+		{[]string{"calibrate", "-m", dir, "-s", sim, "-o", filepath.Join(dir, "c.yaml"), "--max-evaluations", "3"}, 2, "--max-evaluations 3: want at least 10"},
 		{[]string{"ops", filepath.Join(dir, "bundle.arrow")}, 2, "validate ops needs two arguments, BUNDLE and DATASET, got 1"},
 		{[]string{"ops", filepath.Join(dir, "nope.arrow"), dir}, 1, "nope.arrow"},
 	} {
@@ -262,7 +262,7 @@ func TestValidateCalibrate(t *testing.T) {
 	}
 	cal := filepath.Join(dir, "cal.yaml")
 	out, errOut, code := ftk(t, "validate", "calibrate", "-m", bench, "-s", filepath.Join(dir, "sim"),
-		"--params", "host_ms_per_step", "--max-evaluations", "60", "--out", cal)
+		"--params", "host_ms_per_step", "--max-evaluations", "60", "-o", cal)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
