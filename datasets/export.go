@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Export formats for benchmark clients.
@@ -154,7 +156,7 @@ func (m *PromptMaker) Prompt(id, tokens int) (string, error) {
 // template, adding tokens; without --disable-shuffle it shuffles lines).
 // vLLM draws its own arrival times (Poisson, or gamma with burstiness
 // 1/CV^2); it cannot replay recorded ones: use FormatMooncake for that.
-func ExportVLLMBench(path string, reqs []Request, m *PromptMaker) error {
+func ExportVLLMBench(path string, reqs []spec.Request, m *PromptMaker) error {
 	if err := checkRequests(reqs); err != nil {
 		return fmt.Errorf("export %s: %w", path, err)
 	}
@@ -180,7 +182,7 @@ func ExportVLLMBench(path string, reqs []Request, m *PromptMaker) error {
 // ExportMooncake writes requests as Mooncake trace JSONL (FormatMooncake):
 // timestamp in integer milliseconds (omitted for a trace without arrival
 // times), input_length and output_length in tokens.
-func ExportMooncake(path string, reqs []Request) error {
+func ExportMooncake(path string, reqs []spec.Request) error {
 	if err := checkRequests(reqs); err != nil {
 		return fmt.Errorf("export %s: %w", path, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 type vllmLine struct {
@@ -107,7 +109,7 @@ func TestExportVLLMBench(t *testing.T) {
 }
 
 func TestExportMooncake(t *testing.T) {
-	reqs := []Request{
+	reqs := []spec.Request{
 		{ArrivalS: 0, PromptTokens: 10, OutputTokens: 2},
 		{ArrivalS: 1.2345, PromptTokens: 11, OutputTokens: 3},
 	}
@@ -131,7 +133,7 @@ func TestExportMooncake(t *testing.T) {
 	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), `{"input_length": 10, "output_length": 2}`) {
 		t.Errorf("without arrivals: %s", b)
 	}
-	if err := ExportMooncake(path, []Request{{ArrivalS: 0, PromptTokens: 0, OutputTokens: 1}}); err == nil {
+	if err := ExportMooncake(path, []spec.Request{{ArrivalS: 0, PromptTokens: 0, OutputTokens: 1}}); err == nil {
 		t.Error("exported a request with zero prompt tokens")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // ShareGPTOptions controls ImportShareGPT.
@@ -61,7 +63,7 @@ type shareGPTConversation struct {
 // answer; "system" only adds to the history. An exchange whose prompt or
 // reply counts zero tokens is skipped and counted in Skipped. Errors name
 // the file, line and column.
-func ImportShareGPT(path string, opts ShareGPTOptions) ([]Request, ShareGPTSummary, error) {
+func ImportShareGPT(path string, opts ShareGPTOptions) ([]spec.Request, ShareGPTSummary, error) {
 	sum := ShareGPTSummary{Estimated: opts.Tokenizer == nil}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -89,7 +91,7 @@ func ImportShareGPT(path string, opts ShareGPTOptions) ([]Request, ShareGPTSumma
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, sum, posError(path, data, 0, errors.New("want a JSON array of conversations"))
 	}
-	var reqs []Request
+	var reqs []spec.Request
 	for dec.More() {
 		start := dec.InputOffset()
 		var raw json.RawMessage
@@ -133,7 +135,7 @@ func ImportShareGPT(path string, opts ShareGPTOptions) ([]Request, ShareGPTSumma
 				}
 				prompt := history + human
 				if prompt >= 1 && n >= 1 && prompt <= maxTokens {
-					reqs = append(reqs, Request{ID: len(reqs), ArrivalS: math.NaN(), PromptTokens: prompt, OutputTokens: n, Session: session})
+					reqs = append(reqs, spec.Request{ID: len(reqs), ArrivalS: math.NaN(), PromptTokens: prompt, OutputTokens: n, Session: session})
 				} else {
 					sum.Skipped++
 				}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 type wantReq struct {
@@ -13,7 +15,7 @@ type wantReq struct {
 	session        string
 }
 
-func checkImport(t *testing.T, reqs []Request, want []wantReq) {
+func checkImport(t *testing.T, reqs []spec.Request, want []wantReq) {
 	t.Helper()
 	if len(reqs) != len(want) {
 		t.Fatalf("%d requests, want %d: %+v", len(reqs), len(want), reqs)

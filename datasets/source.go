@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // PCG stream constants: lengths and arrival gaps use separate streams of
@@ -103,16 +105,16 @@ func (s *Source) Len() int { return s.n }
 
 // Next returns the next request, or false when all have been returned. It
 // does not allocate.
-func (s *Source) Next() (Request, bool) {
+func (s *Source) Next() (spec.Request, bool) {
 	if s.i >= s.n {
-		return Request{}, false
+		return spec.Request{}, false
 	}
 	i := s.i
 	s.i++
-	var r Request
+	var r spec.Request
 	switch {
 	case s.w.Kind == KindFixed:
-		r = Request{PromptTokens: s.w.PromptTokens, OutputTokens: s.w.OutputTokens}
+		r = spec.Request{PromptTokens: s.w.PromptTokens, OutputTokens: s.w.OutputTokens}
 	case s.inOrder:
 		r = s.w.reqs[i]
 	default:
@@ -149,12 +151,12 @@ func roundMicro(t float64) float64 { return math.Round(t*1e6) / 1e6 }
 
 // Generate returns n requests of workload w arriving by a (see NewSource),
 // identical for identical arguments.
-func Generate(w Workload, a Arrivals, n int, seed uint64) ([]Request, error) {
+func Generate(w Workload, a Arrivals, n int, seed uint64) ([]spec.Request, error) {
 	src, err := NewSource(w, a, n, seed)
 	if err != nil {
 		return nil, err
 	}
-	reqs := make([]Request, 0, src.Len())
+	reqs := make([]spec.Request, 0, src.Len())
 	for r, ok := src.Next(); ok; r, ok = src.Next() {
 		reqs = append(reqs, r)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 func mustWorkload(t testing.TB, spec string) Workload {
@@ -84,7 +86,7 @@ func TestSharedDirOverride(t *testing.T) {
 }
 
 // interArrival returns the mean rate ((n-1)/span) and the CV of the gaps.
-func interArrival(reqs []Request) (rate, cv float64) {
+func interArrival(reqs []spec.Request) (rate, cv float64) {
 	st := ComputeStats(reqs)
 	return st.RateRPS, st.InterArrivalCV
 }

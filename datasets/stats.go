@@ -35,7 +35,7 @@ type Stats struct {
 }
 
 // ComputeStats summarises requests.
-func ComputeStats(reqs []Request) Stats {
+func ComputeStats(reqs []spec.Request) Stats {
 	st := Stats{Count: len(reqs), DurationS: math.NaN(), RateRPS: math.NaN(), InterArrivalCV: math.NaN()}
 	prompt := make([]float64, len(reqs))
 	output := make([]float64, len(reqs))

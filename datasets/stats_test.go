@@ -11,7 +11,7 @@ import (
 
 func TestComputeStats(t *testing.T) {
 	// Gaps 1, 1, 2, 4: mean 2, population std sqrt((1+1+0+4)/4) = sqrt(1.5).
-	reqs := []Request{
+	reqs := []spec.Request{
 		{ArrivalS: 10, PromptTokens: 100, OutputTokens: 1},
 		{ArrivalS: 11, PromptTokens: 300, OutputTokens: 2},
 		{ArrivalS: 12, PromptTokens: 200, OutputTokens: 3},
@@ -52,7 +52,7 @@ func TestComputeStats(t *testing.T) {
 		}
 	}
 
-	noArr := ComputeStats([]Request{{ArrivalS: math.NaN(), PromptTokens: 5, OutputTokens: 6}})
+	noArr := ComputeStats([]spec.Request{{ArrivalS: math.NaN(), PromptTokens: 5, OutputTokens: 6}})
 	if noArr.HasArrivals || !math.IsNaN(noArr.RateRPS) || noArr.Prompt.P99 != 5 {
 		t.Errorf("length-only stats: %+v", noArr)
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Trace CSV column names. The first three are those of the real traces in
@@ -78,14 +80,14 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // a trace with one has a finite ArrivalS in every request: use HasArrivals
 // to tell. Request IDs are the 0-based positions in the file. Every error is
 // a *ParseError naming the file, line and column.
-func ReadTrace(path string) ([]Request, error) {
+func ReadTrace(path string) ([]spec.Request, error) {
 	reqs, _, err := ReadTraceInfo(path)
 	return reqs, err
 }
 
 // ReadTraceInfo is ReadTrace that also returns what the file says beyond
 // its requests.
-func ReadTraceInfo(path string) ([]Request, TraceInfo, error) {
+func ReadTraceInfo(path string) ([]spec.Request, TraceInfo, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, TraceInfo{}, fmt.Errorf("read trace: %w", err)
@@ -96,7 +98,7 @@ func ReadTraceInfo(path string) ([]Request, TraceInfo, error) {
 // HasArrivals reports whether the requests carry arrival times. ReadTrace
 // and Generate give either every request an arrival time or none, so the
 // first request decides; an empty slice has none.
-func HasArrivals(reqs []Request) bool {
+func HasArrivals(reqs []spec.Request) bool {
 	return len(reqs) > 0 && !math.IsNaN(reqs[0].ArrivalS)
 }
 
@@ -148,13 +150,13 @@ func parseHeader(path string, line []byte) (traceColumns, error) {
 	return c, nil
 }
 
-func parseTrace(path string, data []byte) ([]Request, TraceInfo, error) {
+func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
 	var info TraceInfo
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var (
 		cols       traceColumns
 		haveHeader bool
-		reqs       []Request
+		reqs       []spec.Request
 		fields     fieldSplitter
 		prevS      float64
 		prevLine   int
@@ -183,7 +185,7 @@ func parseTrace(path string, data []byte) ([]Request, TraceInfo, error) {
 				return nil, info, err
 			}
 			haveHeader = true
-			reqs = make([]Request, 0, bytes.Count(data, []byte{'\n'})+1)
+			reqs = make([]spec.Request, 0, bytes.Count(data, []byte{'\n'})+1)
 			continue
 		}
 		nf, err := fields.split(line)
@@ -220,7 +222,7 @@ func parseTrace(path string, data []byte) ([]Request, TraceInfo, error) {
 		// Fill the next (zeroed) element in place: plain stores of
 		// pointer-free fields need no GC write barriers.
 		if len(reqs) == cap(reqs) {
-			reqs = append(reqs, Request{})[:len(reqs)]
+			reqs = append(reqs, spec.Request{})[:len(reqs)]
 		}
 		reqs = reqs[:len(reqs)+1]
 		r := &reqs[len(reqs)-1]

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // sharedDir is the shared fixtures folder seen from this package.
@@ -183,7 +185,7 @@ func TestReadTraceLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{
+	want := []spec.Request{
 		{ID: 0, ArrivalS: 0.25, PromptTokens: 20, OutputTokens: 10, Session: "conv,1", PrefixHash: "abc"},
 		{ID: 1, ArrivalS: 0.25, PromptTokens: 4, OutputTokens: 3, Session: `say "hi"`},
 		{ID: 2, ArrivalS: 10, PromptTokens: 8, OutputTokens: 7, Session: "plain", PrefixHash: "h2"},
@@ -198,7 +200,7 @@ func TestReadTraceLayouts(t *testing.T) {
 	}
 }
 
-func requestsEqual(a, b []Request) bool {
+func requestsEqual(a, b []spec.Request) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -234,13 +236,13 @@ func TestWriteTraceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := []Request{
+	sessions := []spec.Request{
 		{ID: 0, ArrivalS: math.NaN(), PromptTokens: 5, OutputTokens: 6, Session: `a,"b"`},
 		{ID: 1, ArrivalS: math.NaN(), PromptTokens: 7, OutputTokens: 8, PrefixHash: " padded "},
 	}
 	for _, tc := range []struct {
 		name    string
-		reqs    []Request
+		reqs    []spec.Request
 		columns string
 	}{
 		{"splitwise_conv", conv, "arrived_at,num_prefill_tokens,num_decode_tokens"},
@@ -281,14 +283,14 @@ func TestWriteTraceRefusesBadRequestsAndLeavesNoFile(t *testing.T) {
 	os.WriteFile(existing, []byte("old"), 0o644)
 	for _, tc := range []struct {
 		name string
-		reqs []Request
+		reqs []spec.Request
 		want string
 	}{
 		{"empty", nil, "no requests"},
-		{"zero output", []Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 0}}, "output tokens 0"},
-		{"mixed arrivals", []Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: math.NaN(), PromptTokens: 1, OutputTokens: 1}}, "some requests have arrival times"},
-		{"decreasing", []Request{{ArrivalS: 2, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: 1, PromptTokens: 1, OutputTokens: 1}}, "before the previous"},
-		{"line break", []Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1, Session: "a\nb"}}, "line break"},
+		{"zero output", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 0}}, "output tokens 0"},
+		{"mixed arrivals", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: math.NaN(), PromptTokens: 1, OutputTokens: 1}}, "some requests have arrival times"},
+		{"decreasing", []spec.Request{{ArrivalS: 2, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: 1, PromptTokens: 1, OutputTokens: 1}}, "before the previous"},
+		{"line break", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1, Session: "a\nb"}}, "line break"},
 	} {
 		err := WriteTrace(existing, tc.reqs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -298,7 +300,7 @@ func TestWriteTraceRefusesBadRequestsAndLeavesNoFile(t *testing.T) {
 	if b, _ := os.ReadFile(existing); string(b) != "old" {
 		t.Errorf("a refused write changed the file: %q", b)
 	}
-	if err := WriteTrace(filepath.Join(dir, "no", "such", "dir.csv"), []Request{{PromptTokens: 1, OutputTokens: 1}}); err == nil {
+	if err := WriteTrace(filepath.Join(dir, "no", "such", "dir.csv"), []spec.Request{{PromptTokens: 1, OutputTokens: 1}}); err == nil {
 		t.Error("writing into a missing directory succeeded")
 	}
 	entries, _ := os.ReadDir(dir)

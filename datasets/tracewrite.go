@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // WriteTrace writes requests as a trace CSV that ReadTrace reads back to
@@ -20,13 +22,13 @@ import (
 // gives byte-identical output. Generated arrivals are whole microseconds,
 // so they print with at most six decimals. The file is written to a temporary file in the same directory and
 // renamed into place, so a failed write never leaves a partial trace.
-func WriteTrace(path string, reqs []Request) error {
+func WriteTrace(path string, reqs []spec.Request) error {
 	return WriteTraceInfo(path, reqs, TraceInfo{})
 }
 
 // WriteTraceInfo is WriteTrace that also records info: with
 // TokensEstimated it adds a token_counts column holding "estimated".
-func WriteTraceInfo(path string, reqs []Request, info TraceInfo) error {
+func WriteTraceInfo(path string, reqs []spec.Request, info TraceInfo) error {
 	if err := checkRequests(reqs); err != nil {
 		return fmt.Errorf("write trace %s: %w", path, err)
 	}
@@ -84,7 +86,7 @@ func WriteTraceInfo(path string, reqs []Request, info TraceInfo) error {
 // checkRequests checks what ReadTrace would refuse: token counts below 1,
 // arrival times that are partly missing, negative, not finite or decreasing,
 // and strings that cannot sit in one CSV line.
-func checkRequests(reqs []Request) error {
+func checkRequests(reqs []spec.Request) error {
 	if len(reqs) == 0 {
 		return fmt.Errorf("no requests")
 	}

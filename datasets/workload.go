@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Workload kinds.
@@ -75,7 +77,7 @@ type Workload struct {
 	// estimates (see TraceInfo).
 	TokensEstimated bool
 
-	reqs []Request // the trace rows of a sampled or trace workload
+	reqs []spec.Request // the trace rows of a sampled or trace workload
 }
 
 // HasArrivals reports whether the workload has recorded arrival times that
@@ -84,7 +86,7 @@ func (w Workload) HasArrivals() bool { return HasArrivals(w.reqs) }
 
 // Requests returns the rows of the trace behind a sampled or trace workload
 // (shared, do not modify), or nil for a fixed workload.
-func (w Workload) Requests() []Request { return w.reqs }
+func (w Workload) Requests() []spec.Request { return w.reqs }
 
 // String returns the workload's spec.
 func (w Workload) String() string { return w.Name }

@@ -59,7 +59,7 @@ func BenchmarkSplitwiseConv(b *testing.B) {
 }
 
 // runTrace simulates rs with cfg, writing every output file when asked.
-func runTrace(b *testing.B, cfg Config, rs []datasets.Request, withOutputs bool) *Summary {
+func runTrace(b *testing.B, cfg Config, rs []spec.Request, withOutputs bool) *Summary {
 	var sum *Summary
 	var err error
 	if withOutputs {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -92,7 +91,7 @@ func (d *DisaggregationConfig) resolve(l spec.Layout) {
 // transfer is one request's KV cache on its way from a prefill instance to
 // a decode instance.
 type transfer struct {
-	req         datasets.Request // OutputTokens: what the decode instance generates
+	req         spec.Request // OutputTokens: what the decode instance generates
 	src, dst    int
 	srcBlocks   int
 	dstBlocks   int
@@ -153,7 +152,7 @@ func newDisaggregation(m *spec.Model, d *DisaggregationConfig, col *collector, r
 
 // arrive sends a request to prefill instance i: it runs the prompt and
 // samples one token (discarded, as vLLM's disaggregated proxy does).
-func (g *disaggregation) arrive(i int, nowS float64, q *datasets.Request) {
+func (g *disaggregation) arrive(i int, nowS float64, q *spec.Request) {
 	g.outputs[q.ID] = q.OutputTokens
 	p := *q
 	p.OutputTokens = 1
@@ -175,7 +174,7 @@ func (g *disaggregation) prefilled(src int, r *reqState, nowS float64) {
 	g.decodeOutstanding[dst]++
 	bytes := float64(r.prompt) * g.bytesPerToken
 	g.transfers[id] = transfer{
-		req: datasets.Request{ID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt), OutputTokens: out},
+		req: spec.Request{ID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt), OutputTokens: out},
 		src: src, dst: dst, srcBlocks: int(r.blocks), preemptions: r.preemptions, readyS: nowS,
 		bytes: bytes, remaining: bytes}
 	r.blocks = 0 // the transfer holds them now

@@ -1,6 +1,6 @@
 package simulate
 
-import "github.com/ftk-dev/ftk/datasets"
+import "github.com/ftk-dev/ftk/spec"
 
 // Engine event kinds.
 const (
@@ -95,7 +95,7 @@ func newEngine(id int, role string, loop *Loop, cost CostModel, sched *scheduler
 
 // Admit queues an arriving request. When the engine can start a batch now,
 // a step is scheduled for now, after every arrival at this time.
-func (e *engine) Admit(nowS float64, q *datasets.Request) {
+func (e *engine) Admit(nowS float64, q *spec.Request) {
 	e.sched.admit(q)
 	e.kick(nowS)
 }

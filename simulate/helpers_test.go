@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -45,17 +44,17 @@ func testConfig() Config {
 }
 
 // reqs builds requests (arrivalS, prompt, output) with IDs in order.
-func reqs(rows ...[3]float64) []datasets.Request {
-	out := make([]datasets.Request, len(rows))
+func reqs(rows ...[3]float64) []spec.Request {
+	out := make([]spec.Request, len(rows))
 	for i, r := range rows {
-		out[i] = datasets.Request{ID: i, ArrivalS: r[0], PromptTokens: int(r[1]), OutputTokens: int(r[2])}
+		out[i] = spec.Request{ID: i, ArrivalS: r[0], PromptTokens: int(r[1]), OutputTokens: int(r[2])}
 	}
 	return out
 }
 
 // simulate runs cfg on rs and returns the summary, the request rows and the
 // steps.
-func simulate(t *testing.T, cfg Config, rs []datasets.Request) (*Summary, *memSink, *stepLog, *Simulation) {
+func simulate(t *testing.T, cfg Config, rs []spec.Request) (*Summary, *memSink, *stepLog, *Simulation) {
 	t.Helper()
 	sink, log := &memSink{}, &stepLog{}
 	sim, err := New(cfg, Options{Requests: sink, Observer: log})
@@ -125,7 +124,7 @@ func runChecked(t *testing.T, cfg Config) checkedRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := make([]datasets.Request, 0, n)
+	rs := make([]spec.Request, 0, n)
 	asked := map[int]int{}
 	for r, ok := src.Next(); ok; r, ok = src.Next() {
 		asked[r.ID] = r.OutputTokens

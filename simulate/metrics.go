@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -121,7 +120,7 @@ func (c *collector) advance(nowS float64) {
 }
 
 // arrive counts an arrival; it reports whether the request is admitted.
-func (c *collector) arrive(q *datasets.Request, maxModelLen int) bool {
+func (c *collector) arrive(q *spec.Request, maxModelLen int) bool {
 	if c.arrived == 0 {
 		c.firstArrivalS = q.ArrivalS
 		c.lastChangeS = q.ArrivalS

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -56,7 +55,7 @@ type Simulation struct {
 	disagg      *disaggregation
 
 	src          Source
-	next         datasets.Request
+	next         spec.Request
 	prevArrivalS float64
 	err          error
 	ran          bool

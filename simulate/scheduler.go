@@ -3,7 +3,7 @@ package simulate
 import (
 	"math"
 
-	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // reqState is the engine's view of one admitted request. It lives in a
@@ -88,7 +88,7 @@ func newScheduler(cfg EngineConfig, blocks int, itl *Histogram, done func(*reqSt
 
 // admit queues a new request at the back of the waiting queue and returns
 // its slot.
-func (s *scheduler) admit(q *datasets.Request) int32 {
+func (s *scheduler) admit(q *spec.Request) int32 {
 	var slot int32
 	if n := len(s.freeSlots); n > 0 {
 		slot = s.freeSlots[n-1]
@@ -106,7 +106,7 @@ func (s *scheduler) admit(q *datasets.Request) int32 {
 // prefill instance into blocks reserved for it. Like vLLM with a full
 // prefix hit, it recomputes its last prompt token to get logits, so its
 // first step schedules one token on top of the cached prompt.
-func (s *scheduler) admitTransferred(q *datasets.Request, blocks int, preemptions int32, transferMs float64) {
+func (s *scheduler) admitTransferred(q *spec.Request, blocks int, preemptions int32, transferMs float64) {
 	slot := s.admit(q)
 	s.waiting.popBack()
 	s.ready.pushBack(slot)

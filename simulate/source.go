@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Source yields the arrivals of a run in time order, one at a time, so that
@@ -13,22 +14,22 @@ import (
 // checks when Next reports the end.
 type Source interface {
 	// Next returns the next request, or false after the last.
-	Next() (datasets.Request, bool)
+	Next() (spec.Request, bool)
 }
 
 // SliceSource replays requests held in memory.
 type SliceSource struct {
-	reqs []datasets.Request
+	reqs []spec.Request
 	next int
 }
 
 // NewSliceSource returns a Source over reqs (not copied).
-func NewSliceSource(reqs []datasets.Request) *SliceSource { return &SliceSource{reqs: reqs} }
+func NewSliceSource(reqs []spec.Request) *SliceSource { return &SliceSource{reqs: reqs} }
 
 // Next implements Source.
-func (s *SliceSource) Next() (datasets.Request, bool) {
+func (s *SliceSource) Next() (spec.Request, bool) {
 	if s.next >= len(s.reqs) {
-		return datasets.Request{}, false
+		return spec.Request{}, false
 	}
 	s.next++
 	return s.reqs[s.next-1], true
@@ -38,7 +39,7 @@ func (s *SliceSource) Next() (datasets.Request, bool) {
 // request arrives at once, like vLLM's benchmark with an infinite rate.
 type atTimeZero struct{ src Source }
 
-func (z atTimeZero) Next() (datasets.Request, bool) {
+func (z atTimeZero) Next() (spec.Request, bool) {
 	r, ok := z.src.Next()
 	if math.IsNaN(r.ArrivalS) {
 		r.ArrivalS = 0

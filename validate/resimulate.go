@@ -5,8 +5,8 @@ import (
 	"maps"
 	"sort"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Resimulate runs a simulated run's configuration again with calibration
@@ -38,10 +38,10 @@ func Resimulate(r *Run, cal simulate.Calibration, preds simulate.PredictorSet) (
 }
 
 // replayedRequests returns the requests of a run in arrival order.
-func replayedRequests(r *Run) []datasets.Request {
-	reqs := make([]datasets.Request, len(r.Requests))
+func replayedRequests(r *Run) []spec.Request {
+	reqs := make([]spec.Request, len(r.Requests))
 	for i, q := range r.Requests {
-		reqs[i] = datasets.Request{ID: q.ID, ArrivalS: q.ArrivalS, PromptTokens: q.PromptTokens, OutputTokens: q.OutputTokens}
+		reqs[i] = spec.Request{ID: q.ID, ArrivalS: q.ArrivalS, PromptTokens: q.PromptTokens, OutputTokens: q.OutputTokens}
 	}
 	sort.SliceStable(reqs, func(i, j int) bool {
 		if reqs[i].ArrivalS != reqs[j].ArrivalS {

@@ -246,7 +246,7 @@ Examples:
 }
 
 // datasetsShowInput returns the requests 'datasets show' summarises.
-func datasetsShowInput(cmd *cli.Command, arg string) (reqs []datasets.Request, label string, estimated bool, err error) {
+func datasetsShowInput(cmd *cli.Command, arg string) (reqs []spec.Request, label string, estimated bool, err error) {
 	if !datasets.IsWorkloadSpec(arg) {
 		reqs, info, err := datasets.ReadTraceInfo(arg)
 		return reqs, arg, info.TokensEstimated, err
@@ -409,7 +409,7 @@ Examples:
 }
 
 // printVLLMBenchHint prints the vLLM benchmark command that replays out.
-func printVLLMBenchHint(w io.Writer, out string, reqs []datasets.Request, exact bool) {
+func printVLLMBenchHint(w io.Writer, out string, reqs []spec.Request, exact bool) {
 	if !exact {
 		fmt.Fprintln(w, "prompt lengths are approximate (one common word per token); pass --tokenizer tokenizer.json for exact lengths")
 	}

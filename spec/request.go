@@ -1,4 +1,4 @@
-package datasets
+package spec
 
 // Request is one request of a trace.
 type Request struct {
