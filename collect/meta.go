@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/ftk-dev/ftk/atomicfile"
 	"github.com/ftk-dev/ftk/spec"
 	"go.yaml.in/yaml/v3"
 )
@@ -102,30 +103,19 @@ func writeMeta(dir string, m *Meta) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, MetaFile+".tmp*")
+	a, err := atomicfile.Create(filepath.Join(dir, MetaFile))
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if _, err := a.Write(data); err != nil {
+		a.Abort()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := a.Sync(); err != nil {
+		a.Abort()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, MetaFile))
+	return a.Commit()
 }
 
 // sameSweep checks that a folder's earlier sweep measured what this one

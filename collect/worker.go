@@ -1,12 +1,15 @@
 package collect
 
 import (
+	"bufio"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // workerScript is collect/worker/ftk_worker.py, shipped inside the ftk
@@ -23,18 +26,11 @@ func workerPath() (string, error) {
 	if data, err := os.ReadFile(path); err == nil && string(data) == string(workerScript) {
 		return path, nil
 	}
-	tmp, err := os.CreateTemp(os.TempDir(), "ftk-worker-*.py")
+	err := atomicfile.Write(path, func(w *bufio.Writer) error {
+		_, err := w.Write(workerScript)
+		return err
+	})
 	if err != nil {
-		return "", fmt.Errorf("writing the torch worker script: %w", err)
-	}
-	if _, err := tmp.Write(workerScript); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("writing the torch worker script: %w", err)
-	}
-	tmp.Close()
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
 		return "", fmt.Errorf("writing the torch worker script: %w", err)
 	}
 	return path, nil

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/ftk-dev/ftk/atomicfile"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -160,7 +161,7 @@ func ExportVLLMBench(path string, reqs []spec.Request, m *PromptMaker) error {
 	if err := checkRequests(reqs); err != nil {
 		return fmt.Errorf("export %s: %w", path, err)
 	}
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, r := range reqs {
@@ -187,7 +188,7 @@ func ExportMooncake(path string, reqs []spec.Request) error {
 		return fmt.Errorf("export %s: %w", path, err)
 	}
 	arrivals := HasArrivals(reqs)
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		for _, r := range reqs {
 			if arrivals {
 				fmt.Fprintf(w, `{"timestamp": %d, `, int64(math.Round(r.ArrivalS*1000)))

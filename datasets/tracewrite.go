@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ftk-dev/ftk/atomicfile"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -38,7 +37,7 @@ func WriteTraceInfo(path string, reqs []spec.Request, info TraceInfo) error {
 		session = session || r.Session != ""
 		prefix = prefix || r.PrefixHash != ""
 	}
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		var header []string
 		if arrivals {
 			header = append(header, ColArrivedAt)
@@ -127,37 +126,4 @@ func appendCSVField(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, strings.ReplaceAll(s, `"`, `""`)...)
 	return append(buf, '"')
-}
-
-// writeFileAtomic writes a file through write into a temporary file in the
-// same directory and renames it into place; on any error the temporary file
-// is removed and path is left untouched.
-func writeFileAtomic(path string, write func(w *bufio.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<16)
-	if err = write(w); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = w.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // Schema metadata keys of a bundle.
@@ -81,29 +80,8 @@ func contentHash(metaJSON []byte, forests []*forest) string {
 // temporary file in the same directory and renames it, so path never holds
 // a half-written bundle.
 func (b *Bundle) Write(path string) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	err := atomicfile.Write(path, func(w *bufio.Writer) error { return b.encode(w) })
 	if err != nil {
-		return fmt.Errorf("write bundle: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	err = b.encode(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		tmp.Close()
-		return fmt.Errorf("write bundle %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write bundle %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write bundle %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}
 	return nil

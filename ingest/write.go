@@ -15,40 +15,32 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // write puts the dataset in dir without ever leaving it looking complete
-// while it is not: every file is first written as dir/.tmp-ingest-*.part,
-// then the old manifest is removed, the Arrow files are renamed into
-// place, stale Arrow files of the previous dataset are removed, and
-// manifest.json comes last.
+// while it is not: every file is first written to a temporary file
+// (package atomicfile), then the old manifest is removed, the Arrow files
+// are renamed into place, stale Arrow files of the previous dataset are
+// removed, and manifest.json comes last.
 func (b *build) write(dir string) error {
 	if err := prepareDir(dir); err != nil {
 		return err
 	}
-	var temps []string
+	var pending []*atomicfile.File
 	defer func() {
-		for _, t := range temps {
-			os.Remove(t) // those not renamed: an error happened
+		for _, f := range pending {
+			f.Abort() // those not committed: an error happened
 		}
 	}()
-	create := func() (*os.File, error) {
-		fh, err := os.CreateTemp(dir, ".tmp-ingest-*.part")
-		if err != nil {
-			return nil, err
-		}
-		temps = append(temps, fh.Name())
-		// CreateTemp makes 0600 files; a dataset is for sharing.
-		return fh, fh.Chmod(0o644)
-	}
-
 	m := &b.m
 	m.Files = make([]OutputFile, 0, len(b.files))
 	for _, f := range b.files {
-		fh, err := create()
+		fh, err := atomicfile.Create(filepath.Join(dir, f.name))
 		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
+		pending = append(pending, fh)
 		sum, err := writeArrow(fh, f, b)
 		if err != nil {
 			return fmt.Errorf("ingest: write %s: %w", f.name, err)
@@ -59,19 +51,16 @@ func (b *build) write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
-	mf, err := create()
+	mpath := filepath.Join(dir, ManifestFile)
+	mf, err := atomicfile.Create(mpath)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	_, err = mf.Write(append(data, '\n'))
-	if cerr := mf.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	pending = append(pending, mf)
+	if _, err := mf.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 
-	mpath := filepath.Join(dir, ManifestFile)
 	if err := os.Remove(mpath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("ingest: %w", err)
 	}
@@ -86,7 +75,9 @@ func (b *build) write(dir string) error {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("ingest: %w", err)
 		}
-		if err := os.Rename(temps[i], p); err != nil {
+		err := pending[i].Commit()
+		pending[i] = nil
+		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
@@ -102,10 +93,11 @@ func (b *build) write(dir string) error {
 			}
 		}
 	}
-	if err := os.Rename(temps[len(temps)-1], mpath); err != nil {
+	err = mf.Commit()
+	pending = nil
+	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	temps = nil
 	return nil
 }
 
@@ -132,7 +124,7 @@ func prepareDir(dir string) error {
 		}
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".tmp-ingest-") {
+		if !atomicfile.IsTemp(e.Name()) {
 			return fmt.Errorf("ingest: output folder %s is not empty and holds no %s: not overwriting it", dir, ManifestFile)
 		}
 	}
@@ -158,29 +150,24 @@ func safeName(n string) bool {
 	return strings.HasSuffix(n, ".arrow") && !strings.ContainsAny(n, `/\`) && n != "." && n != ".."
 }
 
-// writeArrow writes one output file to fh, closes it and returns its
-// sha256.
-func writeArrow(fh *os.File, f *outFile, b *build) (string, error) {
-	defer fh.Close()
+// writeArrow writes one output file to w and returns its sha256.
+func writeArrow(w io.Writer, f *outFile, b *build) (string, error) {
 	schema := fileSchema(f, b.m.Device, b.tab)
 	rec := buildRecord(f, schema, b)
 	defer rec.Release()
 	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(fh, h), 64<<10)
-	w, err := ipc.NewFileWriter(bw, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(memory.NewGoAllocator()))
+	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 64<<10)
+	aw, err := ipc.NewFileWriter(bw, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return "", err
 	}
-	if err := w.Write(rec); err != nil {
+	if err := aw.Write(rec); err != nil {
 		return "", err
 	}
-	if err := w.Close(); err != nil {
+	if err := aw.Close(); err != nil {
 		return "", err
 	}
 	if err := bw.Flush(); err != nil {
-		return "", err
-	}
-	if err := fh.Close(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

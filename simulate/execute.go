@@ -1,11 +1,13 @@
 package simulate
 
 import (
+	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // Outputs says where a run's files go.
@@ -42,9 +44,9 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 	}
 	sinks := requestSinks{files}
 	var chrome *chromeTrace
-	var chromeFile *atomicFile
+	var chromeFile *atomicfile.File
 	if out.ChromeTrace != "" {
-		if chromeFile, err = createAtomic(out.ChromeTrace); err != nil {
+		if chromeFile, err = atomicfile.Create(out.ChromeTrace); err != nil {
 			files.abort()
 			return nil, err
 		}
@@ -56,7 +58,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 		if sim.disagg != nil {
 			links = len(sim.disagg.links)
 		}
-		chrome = newChromeTrace(chromeFile.w, engines, links)
+		chrome = newChromeTrace(chromeFile.Writer, engines, links)
 		if sim.disagg != nil {
 			sim.disagg.observer = chrome
 		}
@@ -70,7 +72,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 	abort := func(err error) (*Summary, error) {
 		files.abort()
 		if chromeFile != nil {
-			chromeFile.abort()
+			chromeFile.Abort()
 		}
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 		if err := chrome.close(); err != nil {
 			return abort(fmt.Errorf("write %s: %w", out.ChromeTrace, err))
 		}
-		if err := chromeFile.commit(); err != nil {
+		if err := chromeFile.Commit(); err != nil {
 			return abort(err)
 		}
 	}
@@ -93,7 +95,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 		return nil, err
 	}
 	cfgOut := sum.Config
-	if err := writeFileAtomic(filepath.Join(out.Dir, ConfigFile), func(w io.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
+	if err := atomicfile.Write(filepath.Join(out.Dir, ConfigFile), func(w *bufio.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
 		return nil, err
 	}
 	return sum, nil

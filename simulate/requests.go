@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // requestColumns are the per-request columns, in file order (CSV and
@@ -151,7 +152,7 @@ func (a *arrowRequestWriter) close() error {
 
 // requestFiles writes requests.csv and requests.arrow as requests finish.
 type requestFiles struct {
-	csvFile, arrowFile *atomicFile
+	csvFile, arrowFile *atomicfile.File
 	csv                *csvRequestWriter
 	arrow              *arrowRequestWriter
 }
@@ -159,15 +160,15 @@ type requestFiles struct {
 func createRequestFiles(dir string) (*requestFiles, error) {
 	rf := &requestFiles{}
 	var err error
-	if rf.csvFile, err = createAtomic(filepath.Join(dir, "requests.csv")); err != nil {
+	if rf.csvFile, err = atomicfile.Create(filepath.Join(dir, "requests.csv")); err != nil {
 		return nil, err
 	}
-	if rf.arrowFile, err = createAtomic(filepath.Join(dir, "requests.arrow")); err != nil {
-		rf.csvFile.abort()
+	if rf.arrowFile, err = atomicfile.Create(filepath.Join(dir, "requests.arrow")); err != nil {
+		rf.csvFile.Abort()
 		return nil, err
 	}
-	if rf.csv, err = newCSVRequestWriter(rf.csvFile.w); err == nil {
-		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.w)
+	if rf.csv, err = newCSVRequestWriter(rf.csvFile.Writer); err == nil {
+		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.Writer)
 	}
 	if err != nil {
 		rf.abort()
@@ -179,10 +180,10 @@ func createRequestFiles(dir string) (*requestFiles, error) {
 // WriteRequest implements RequestSink.
 func (rf *requestFiles) WriteRequest(m *RequestMetrics) error {
 	if err := rf.csv.WriteRequest(m); err != nil {
-		return fmt.Errorf("write %s: %w", rf.csvFile.path, err)
+		return fmt.Errorf("write %s: %w", rf.csvFile.Path(), err)
 	}
 	if err := rf.arrow.WriteRequest(m); err != nil {
-		return fmt.Errorf("write %s: %w", rf.arrowFile.path, err)
+		return fmt.Errorf("write %s: %w", rf.arrowFile.Path(), err)
 	}
 	return nil
 }
@@ -190,18 +191,18 @@ func (rf *requestFiles) WriteRequest(m *RequestMetrics) error {
 func (rf *requestFiles) commit() error {
 	if err := rf.arrow.close(); err != nil {
 		rf.abort()
-		return fmt.Errorf("write %s: %w", rf.arrowFile.path, err)
+		return fmt.Errorf("write %s: %w", rf.arrowFile.Path(), err)
 	}
-	if err := rf.csvFile.commit(); err != nil {
-		rf.arrowFile.abort()
+	if err := rf.csvFile.Commit(); err != nil {
+		rf.arrowFile.Abort()
 		return err
 	}
-	return rf.arrowFile.commit()
+	return rf.arrowFile.Commit()
 }
 
 func (rf *requestFiles) abort() {
-	rf.csvFile.abort()
-	rf.arrowFile.abort()
+	rf.csvFile.Abort()
+	rf.arrowFile.Abort()
 }
 
 // ReadRequestMetrics reads a per-request file written by a run:

@@ -1,12 +1,15 @@
 package simulate
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // SummarySchemaVersion is the version of summary.json's layout.
@@ -35,7 +38,7 @@ func WriteSummary(path string, s *Summary) error {
 	if err != nil {
 		return fmt.Errorf("summary %s: %w", path, err)
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})

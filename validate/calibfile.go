@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ftk-dev/ftk/atomicfile"
 	"github.com/ftk-dev/ftk/simulate"
 	"go.yaml.in/yaml/v3"
 )
@@ -34,7 +36,7 @@ func formatCalibration(c simulate.Calibration) string {
 // what was fitted on which runs and with what error. Only fitted
 // corrections are written: the others keep the simulator's defaults.
 func (rep *CalibrationReport) WriteCalibrationFile(path string) error {
-	return writeFileAtomic(path, rep.writeCalibrationYAML)
+	return atomicfile.Write(path, func(w *bufio.Writer) error { return rep.writeCalibrationYAML(w) })
 }
 
 func (rep *CalibrationReport) writeCalibrationYAML(w io.Writer) error {

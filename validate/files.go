@@ -1,10 +1,13 @@
 package validate
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // Report files written by WriteFiles, besides the CDF plots.
@@ -34,7 +37,7 @@ func (rep *Report) WriteFiles(dir string) ([]string, error) {
 		{UnpairedFile, rep.WriteUnpairedCSV},
 	} {
 		p := filepath.Join(dir, f.name)
-		if err := writeFileAtomic(p, f.write); err != nil {
+		if err := atomicfile.Write(p, func(w *bufio.Writer) error { return f.write(w) }); err != nil {
 			return files, err
 		}
 		files = append(files, p)

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bufio"
 	"fmt"
 	"image/color"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -48,7 +50,7 @@ func (rep *Report) WritePlots(dir string) ([]string, error) {
 	var files []string
 	for _, g := range groupPairs(rep.Pairs) {
 		name := filepath.Join(dir, PlotName(g.id.Config, g.id.Workload))
-		err := writeFileAtomic(name, func(w io.Writer) error { return drawCDFs(w, g) })
+		err := atomicfile.Write(name, func(w *bufio.Writer) error { return drawCDFs(w, g) })
 		if err != nil {
 			return files, err
 		}

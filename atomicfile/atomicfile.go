@@ -1,0 +1,94 @@
+// Package atomicfile is the one atomic writer of every stage: an output is
+// written to a temporary file beside its final path and renamed there only
+// when complete, so a failed or interrupted run never leaves a half-written
+// file that looks whole.
+package atomicfile
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// tempMarker is in the name of every temporary file (see IsTemp).
+const tempMarker = ".tmp-"
+
+// File is an output being written. Write through it (it is a buffered
+// writer), then Commit or Abort.
+type File struct {
+	*bufio.Writer
+	f    *os.File
+	path string
+}
+
+// Create opens a temporary file beside path, named ".BASE.tmp-*".
+func Create(path string) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &File{Writer: bufio.NewWriterSize(f, 1<<16), f: f, path: path}, nil
+}
+
+// Path is the final path of the file.
+func (a *File) Path() string { return a.path }
+
+// Sync flushes the buffer and asks the operating system to put the data on
+// disk (for small files that must survive a crash, such as a sweep's
+// metadata).
+func (a *File) Sync() error {
+	if err := a.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Commit flushes, closes and renames the file into place; on failure the
+// temporary file is removed and the final path is left untouched.
+func (a *File) Commit() error {
+	err := a.Flush()
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil { // CreateTemp makes 0600 files; outputs are for sharing
+		err = os.Chmod(a.f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(a.f.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.f.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Abort discards the file.
+func (a *File) Abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
+}
+
+// Write writes path through fill, atomically.
+func Write(path string, fill func(w *bufio.Writer) error) error {
+	a, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fill(a.Writer); err != nil {
+		a.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return a.Commit()
+}
+
+// IsTemp reports whether a file name is one of this package's temporary
+// files (left behind only by a killed process).
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
+}
