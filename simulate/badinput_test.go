@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/cost"
 )
 
 func writeFile(t *testing.T, name, body string) string {
@@ -84,7 +86,7 @@ func TestUnknownConfigOption(t *testing.T) {
 		t.Errorf("error %v, want the file and the unknown field named", err)
 	}
 	p = writeFile(t, "cal.yaml", "host_ms_per_step: 1\nlaunch_ms: 3\n")
-	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "launch_ms") {
+	if _, err := cost.LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "launch_ms") {
 		t.Errorf("calibration error %v, want the unknown field named", err)
 	}
 	p = writeFile(t, "sim.yaml", "model: llama-3.1-8b\nengine:\n  max_num_seqs: 64\n")

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -93,7 +94,7 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		b.Fatal(err)
 	}
 	dense := testConfig()
-	moe := func(m MoEConfig) Config {
+	moe := func(m cost.MoEConfig) Config {
 		c := testConfig()
 		c.Model, c.Layout, c.MoE = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}, m
 		return c
@@ -109,8 +110,8 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		cfg  Config
 	}{
 		{"dense llama-3.1-8b TP1", dense},
-		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(MoEConfig{})},
-		{"MoE qwen3-30b-a3b TP8/EP8 skewed all-to-all", moe(MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX})},
+		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(cost.MoEConfig{})},
+		{"MoE qwen3-30b-a3b TP8/EP8 skewed all-to-all", moe(cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllPPLX})},
 		{"disaggregated llama-3.1-8b 1P1D", disagg(1, 1)},
 		{"disaggregated llama-3.1-8b 1P2D", disagg(1, 2)},
 	}

@@ -4,40 +4,42 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // breakdownAcc adds up where an engine's stage time goes.
 type breakdownAcc struct {
 	stageSteps int64
 	wallMs     float64
-	attributed [NumComponents]float64
-	modelled   [NumComponents]float64
+	attributed [cost.NumComponents]float64
+	modelled   [cost.NumComponents]float64
 	hostBound  int64 // stage steps whose launches outran the device
 	graph      int64 // stage steps replayed as CUDA graphs
-	part       [NumComponents]float64
+	part       [cost.NumComponents]float64
 }
 
-func (b *breakdownAcc) add(c *StepCost, async, overlap bool, wallMs float64) {
+func (b *breakdownAcc) add(c *cost.StepCost, async, overlap bool, wallMs float64) {
 	b.stageSteps++
 	b.wallMs += wallMs
 	for i, ms := range c.Ms {
 		b.modelled[i] += ms
 	}
 	// Device components show in full; only launch and host time can hide.
-	hb, ha, launch := c.Ms[CompHostBefore], c.Ms[CompHostAfter], c.Ms[CompLaunch]
+	hb, ha, launch := c.Ms[cost.CompHostBefore], c.Ms[cost.CompHostAfter], c.Ms[cost.CompLaunch]
 	d := c.DeviceMs()
 	if launch > d {
 		b.hostBound++
-		b.attributed[CompLaunch] += launch - d
+		b.attributed[cost.CompLaunch] += launch - d
 	}
 	switch {
 	case !async:
-		b.attributed[CompHostBefore] += hb
-		b.attributed[CompHostAfter] += ha
+		b.attributed[cost.CompHostBefore] += hb
+		b.attributed[cost.CompHostAfter] += ha
 	default:
 		c.Attribute(async, overlap, &b.part)
-		b.attributed[CompHostBefore] += b.part[CompHostBefore]
-		b.attributed[CompHostAfter] += b.part[CompHostAfter]
+		b.attributed[cost.CompHostBefore] += b.part[cost.CompHostBefore]
+		b.attributed[cost.CompHostAfter] += b.part[cost.CompHostAfter]
 	}
 	if c.Graph {
 		b.graph++
@@ -84,10 +86,10 @@ type Breakdown struct {
 }
 
 func (b *breakdownAcc) report(role string) Breakdown {
-	copy(b.attributed[:numDeviceComponents], b.modelled[:numDeviceComponents])
+	copy(b.attributed[:cost.NumDeviceComponents], b.modelled[:cost.NumDeviceComponents])
 	r := Breakdown{Role: role, StageSteps: b.stageSteps, WallMs: b.wallMs, HostBoundSteps: b.hostBound, GraphSteps: b.graph}
 	n := float64(max(b.stageSteps, 1))
-	for c := Component(0); c < NumComponents; c++ {
+	for c := cost.Component(0); c < cost.NumComponents; c++ {
 		row := BreakdownRow{Component: c.String(), WallMs: b.attributed[c], MeanMs: b.attributed[c] / n, ModelledMeanMs: b.modelled[c] / n}
 		if b.wallMs > 0 {
 			row.Share = b.attributed[c] / b.wallMs

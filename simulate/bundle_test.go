@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
@@ -55,18 +56,7 @@ func TestRunWithFitBundle(t *testing.T) {
 	if !strings.Contains(cm.Label, path) || cm.Measurement != spec.CUDAEvent {
 		t.Errorf("cost model %q (%s), want the bundle's CUDA_EVENT predictors", cm.Label, cm.Measurement)
 	}
-	var predicted, fallback []string
-	for _, st := range sim.cost.stages {
-		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode} {
-			for _, p := range g.ops {
-				if p.pred != nil {
-					predicted = append(predicted, p.op.Name)
-				} else {
-					fallback = append(fallback, p.op.Name)
-				}
-			}
-		}
-	}
+	predicted, fallback := sim.cost.OpSources()
 	t.Logf("predicted by the bundle: %v; roofline: %v", predicted, fallback)
 	if len(predicted) == 0 || len(fallback) == 0 || len(cm.RooflineFallbacks) != len(fallback) {
 		t.Errorf("%d ops predicted, %d fall back, %d fallbacks reported: %+v", len(predicted), len(fallback), len(cm.RooflineFallbacks), cm.RooflineFallbacks)
@@ -162,13 +152,13 @@ func TestRunWithHostBundle(t *testing.T) {
 	cfg := testConfig()
 	cfg.HostBundle = path
 	sum, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 300, 6}, [3]float64{0, 300, 6}, [3]float64{0, 300, 6}, [3]float64{0, 300, 6}))
-	if sum.CostModel.HostSource != HostFromProfile || !strings.Contains(sum.CostModel.HostNote, "4 of 5 host parts") {
+	if sum.CostModel.HostSource != cost.HostFromProfile || !strings.Contains(sum.CostModel.HostNote, "4 of 5 host parts") {
 		t.Errorf("host %s: %s", sum.CostModel.HostSource, sum.CostModel.HostNote)
 	}
 	last := log.steps[len(log.steps)-1].Stages[0].Cost // 4 sequences decoding
 	before, after := schedule(4, 0)+prepare(4, 0), sampler(4)+process(4)
-	if math.Abs(last.Ms[CompHostBefore]-before) > 0.05*before || math.Abs(last.Ms[CompHostAfter]-after) > 0.05*after {
-		t.Errorf("decode of 4: host %g + %g ms, profile says %g + %g", last.Ms[CompHostBefore], last.Ms[CompHostAfter], before, after)
+	if math.Abs(last.Ms[cost.CompHostBefore]-before) > 0.05*before || math.Abs(last.Ms[cost.CompHostAfter]-after) > 0.05*after {
+		t.Errorf("decode of 4: host %g + %g ms, profile says %g + %g", last.Ms[cost.CompHostBefore], last.Ms[cost.CompHostAfter], before, after)
 	}
 	// A bundle of device op times is not a host bundle.
 	cfg.HostBundle = fitBundle(t)

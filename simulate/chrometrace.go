@@ -4,6 +4,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // chromeTrace writes a Chrome trace (chrome://tracing, Perfetto): one
@@ -24,7 +26,7 @@ type chromeTrace struct {
 	err      error
 	requests int // the pid of the requests process
 	links    int // the pid of the KV links process
-	part     [NumComponents]float64
+	part     [cost.NumComponents]float64
 }
 
 // chromeEngine names one engine's process and its stages.
@@ -114,7 +116,7 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 		t.arg("prefill_seqs", int64(r.PrefillSeqs))
 		t.buf = append(t.buf, ',')
 		t.arg("decode_seqs", int64(r.DecodeSeqs))
-		for c := Component(0); c < NumComponents; c++ {
+		for c := cost.Component(0); c < cost.NumComponents; c++ {
 			if ms := sp.Cost.Ms[c]; ms != 0 {
 				t.buf = append(t.buf, `,"`...)
 				t.buf = append(t.buf, c.String()...)
@@ -129,7 +131,7 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 		t.buf = append(t.buf, "}}"...)
 		// The step's parts as they show in its wall time.
 		sp.Cost.Attribute(sp.Async, sp.Overlap, &t.part)
-		hb, ha := t.part[CompHostBefore]/1e3, t.part[CompHostAfter]/1e3
+		hb, ha := t.part[cost.CompHostBefore]/1e3, t.part[cost.CompHostAfter]/1e3
 		fwdStart, fwdEnd := sp.StartS+hb, sp.EndS-ha
 		t.slice("host_before", r.Replica, s, sp.StartS, fwdStart)
 		t.slice("forward", r.Replica, s, fwdStart, fwdEnd)

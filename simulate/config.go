@@ -1,14 +1,11 @@
 package simulate
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strings"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,9 +25,9 @@ type Config struct {
 	// profile's cpu_schedule, cpu_prepare_inputs, cpu_sampler,
 	// cpu_process_outputs); empty means host time from Bundle's HOST_WALL
 	// predictors if it has any, else spec's default host model.
-	HostBundle  string      `json:"host_bundle,omitempty" yaml:"host_bundle,omitempty"`
-	Calibration Calibration `json:"calibration" yaml:"calibration"`
-	MoE         MoEConfig   `json:"moe" yaml:"moe"`
+	HostBundle  string           `json:"host_bundle,omitempty" yaml:"host_bundle,omitempty"`
+	Calibration cost.Calibration `json:"calibration" yaml:"calibration"`
+	MoE         cost.MoEConfig   `json:"moe" yaml:"moe"`
 	// Mode is ModeColocated (one engine type serves whole requests) or
 	// ModeDisaggregated (prefill and decode instances, see Disaggregation).
 	Mode           string               `json:"mode" yaml:"mode"`
@@ -116,32 +113,10 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
-	if err := decodeYAML(data, &cfg); err != nil {
+	if err := cost.DecodeYAML(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
-}
-
-var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
-
-// decodeYAML decodes strictly: an unknown key is an error naming its line.
-// Errors are one line.
-func decodeYAML(data []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	err := dec.Decode(v)
-	if err == nil || errors.Is(err, io.EOF) {
-		return nil
-	}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, m := range te.Errors {
-			msgs[i] = unknownField.ReplaceAllString(m, "unknown option $1")
-		}
-		return errors.New(strings.Join(msgs, "; "))
-	}
-	return err
 }
 
 // WriteYAML writes cfg as YAML, the form LoadConfig reads.
@@ -187,13 +162,13 @@ func (c *Config) Validate() error {
 	case w.NumRequests < 0:
 		return bad("num_requests must not be negative, got %d", w.NumRequests)
 	}
-	if err := c.MoE.validate(); err != nil {
+	if err := c.MoE.Validate(); err != nil {
 		return err
 	}
 	switch e.ExecutionMode {
-	case "", ExecEager, ExecCUDAGraph, ExecPiecewise:
+	case "", cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise:
 	default:
-		return bad("unknown execution_mode %q: use %s, %s or %s", e.ExecutionMode, ExecEager, ExecCUDAGraph, ExecPiecewise)
+		return bad("unknown execution_mode %q: use %s, %s or %s", e.ExecutionMode, cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise)
 	}
 	if e.MaxCUDAGraphCaptureSize < 0 {
 		return bad("max_cudagraph_capture_size must not be negative, got %d", e.MaxCUDAGraphCaptureSize)

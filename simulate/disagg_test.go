@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -44,7 +45,7 @@ func TestDisaggregatedSingleRequestTTFT(t *testing.T) {
 	pre, dec := roleConfig(cfg, spec.Layout{TP: 2}), roleConfig(cfg, spec.Layout{TP: 1})
 	prefill := price(t, pre, prefillShape(prompt, 0))
 	transfer := 100e-6 + float64(prompt*llamaKVBytesPerToken)/10e9
-	first := price(t, dec, BatchShape{Tokens: 1, Seqs: 1, PrefillChunks: []int{1}, PrefillContexts: []int{prompt - 1}})
+	first := price(t, dec, cost.BatchShape{Tokens: 1, Seqs: 1, PrefillChunks: []int{1}, PrefillContexts: []int{prompt - 1}})
 	r := sink.rows[0]
 	if want := (prefill + transfer + first) * 1e3; !near(r.TTFTMs, want) {
 		t.Errorf("TTFT %.6f ms, want prefill %.6f + transfer %.6f + first decode step %.6f = %.6f ms", r.TTFTMs, prefill*1e3, transfer*1e3, first*1e3, want)

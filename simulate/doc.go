@@ -13,18 +13,10 @@
 //     paged KV cache, preemption by recompute) is separate from its timing
 //     mechanics (engine.go: steps, pipeline stages, batches in flight).
 //   - CostModel prices one engine step on one pipeline stage and returns a
-//     breakdown by component (StepCost), the step being host time before,
-//     max(device, launch), host time after (DESIGN section 2). The op cost
-//     model walks the per-GPU operator list of the layers (spec.LayerOps)
-//     and asks, per operator,
-//     a profiled predictor (PredictorSet, from a fit bundle) or the built-in
-//     roofline device model (spec.Roofline). MoE layers draw per-expert
-//     token counts every step and wait for the slowest EP rank
-//     (moe_router.go, moe_tables.go); the launch term follows the execution
-//     mode (execmode.go: eager, CUDA graph, piecewise); host time comes from
-//     a CPU-overhead profile, a calibration or spec's default host model
-//     (host.go). With async scheduling the engine hides host time behind
-//     the forward pass before it (StepCost.WallMs).
+//     breakdown by component (cost.StepCost). Package cost implements it
+//     (operators, predictors, roofline, launch, host, MoE, collectives);
+//     the engine sees only the interface. With async scheduling the engine
+//     hides host time behind the forward pass before it (StepCost.WallMs).
 //   - Router spreads arriving requests over replicas; Source yields the
 //     arrivals one at a time, so a trace of any length runs in bounded memory.
 //   - In a disaggregated run (disagg.go) prefill instances run prompts and

@@ -1,6 +1,9 @@
 package simulate
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/spec"
+)
 
 // Engine event kinds.
 const (
@@ -11,7 +14,7 @@ const (
 // StageSpan is one batch's time on one pipeline stage.
 type StageSpan struct {
 	StartS, EndS float64
-	Cost         StepCost
+	Cost         cost.StepCost
 	// Async and Overlap say how host time met the forward pass (see
 	// StepCost.WallMs).
 	Async, Overlap bool
@@ -72,21 +75,21 @@ type engine struct {
 	// stepAtS is the time of the evStep scheduled by kick and not yet
 	// handled (-1: none).
 	stepAtS float64
-	shape   BatchShape
-	costs   []StepCost
+	shape   cost.BatchShape
+	costs   []cost.StepCost
 	steps   int64
 	rec     StepRecord
 }
 
-func newEngine(id int, role string, loop *Loop, cost CostModel, sched *scheduler, pp int, async bool, obs StepObserver) *engine {
-	e := &engine{id: id, role: role, loop: loop, cost: cost, sched: sched, observer: obs, pp: pp, stepAtS: -1, async: async,
+func newEngine(id int, role string, loop *Loop, cm CostModel, sched *scheduler, pp int, async bool, obs StepObserver) *engine {
+	e := &engine{id: id, role: role, loop: loop, cost: cm, sched: sched, observer: obs, pp: pp, stepAtS: -1, async: async,
 		batches: make([]batch, pp), busy: make([]bool, pp), stageFreeS: make([]float64, pp),
-		costs: make([]StepCost, pp), stageRan: make([]bool, pp)}
+		costs: make([]cost.StepCost, pp), stageRan: make([]bool, pp)}
 	n := sched.cfg.MaxNumSeqs
 	for i := range e.batches {
 		e.batches[i].entries = make([]batchEntry, 0, n)
 	}
-	e.shape = BatchShape{PrefillChunks: make([]int, 0, n), PrefillContexts: make([]int, 0, n), DecodeContexts: make([]int, 0, n)}
+	e.shape = cost.BatchShape{PrefillChunks: make([]int, 0, n), PrefillContexts: make([]int, 0, n), DecodeContexts: make([]int, 0, n)}
 	if obs != nil {
 		e.rec.Stages = make([]StageSpan, pp)
 	}

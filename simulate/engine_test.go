@@ -3,6 +3,8 @@ package simulate
 import (
 	"math"
 	"testing"
+
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // One request alone: its TTFT is exactly its prefill step, and every later
@@ -195,8 +197,8 @@ func TestTP2FasterByCostModel(t *testing.T) {
 		if !(d2 < d1) || !near(d1, c1.TotalMs()/1e3) || !near(d2, c2.TotalMs()/1e3) {
 			t.Errorf("step %d: %g s at TP1, %g s at TP2; cost model %g and %g", i, d1, d2, c1.TotalMs()/1e3, c2.TotalMs()/1e3)
 		}
-		if c1.Ms[CompTPComm] != 0 || !(c2.Ms[CompTPComm] > 0) {
-			t.Errorf("step %d: all-reduce %g ms at TP1, %g ms at TP2", i, c1.Ms[CompTPComm], c2.Ms[CompTPComm])
+		if c1.Ms[cost.CompTPComm] != 0 || !(c2.Ms[cost.CompTPComm] > 0) {
+			t.Errorf("step %d: all-reduce %g ms at TP1, %g ms at TP2", i, c1.Ms[cost.CompTPComm], c2.Ms[cost.CompTPComm])
 		}
 	}
 	// The first step is the 2048-token prefill: check it against the cost model directly.
@@ -221,8 +223,8 @@ func TestPipelineParallel(t *testing.T) {
 	if got, want := first.EndS-first.StartS, price(t, cfg, prefillShape(1000, 0)); first.Seqs != 1 || !near(got, want) {
 		t.Errorf("first batch %g s, want stage 0 + stage 1 = %g s", got, want)
 	}
-	if !(first.Stages[0].Cost.Ms[CompPPComm] > 0) || first.Stages[1].Cost.Ms[CompPPComm] != 0 {
-		t.Errorf("send/recv: stage 0 %g ms, stage 1 %g ms; want it on stage 0 only", first.Stages[0].Cost.Ms[CompPPComm], first.Stages[1].Cost.Ms[CompPPComm])
+	if !(first.Stages[0].Cost.Ms[cost.CompPPComm] > 0) || first.Stages[1].Cost.Ms[cost.CompPPComm] != 0 {
+		t.Errorf("send/recv: stage 0 %g ms, stage 1 %g ms; want it on stage 0 only", first.Stages[0].Cost.Ms[cost.CompPPComm], first.Stages[1].Cost.Ms[cost.CompPPComm])
 	}
 	overlapped := false
 	for i, s := range log.steps {

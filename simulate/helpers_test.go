@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -71,7 +72,7 @@ func simulate(t *testing.T, cfg Config, rs []spec.Request) (*Summary, *memSink, 
 // price is the cost model's time of one step of shape b on every stage, in
 // seconds, for cfg (routing draws differ from a run's: use even routing to
 // compare MoE steps).
-func price(t *testing.T, cfg Config, b BatchShape) float64 {
+func price(t *testing.T, cfg Config, b cost.BatchShape) float64 {
 	t.Helper()
 	m, err := spec.LookupModel(cfg.Model)
 	if err != nil {
@@ -81,26 +82,26 @@ func price(t *testing.T, cfg Config, b BatchShape) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: cfg.Layout.Normalize(), Device: d, Limits: cfg.Engine.EngineLimits, Calibration: cfg.Calibration,
-		ExecutionMode: cfg.Engine.ExecutionMode, MaxCaptureSize: maxCaptureSize(&cfg.Engine), MoE: cfg.MoE})
+	cm, err := cost.NewOpCostModel(cost.OpCostConfig{Model: m, Layout: cfg.Layout.Normalize(), Device: d, Limits: cfg.Engine.EngineLimits, Calibration: cfg.Calibration,
+		ExecutionMode: cfg.Engine.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSize(cfg.Engine.MaxCUDAGraphCaptureSize, cfg.Engine.EngineLimits), MoE: cfg.MoE})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var total float64
 	for s := 0; s < cfg.Layout.Normalize().PP; s++ {
-		var c StepCost
+		var c cost.StepCost
 		cm.StageCost(&b, s, &c)
 		total += c.TotalMs() / 1e3
 	}
 	return total
 }
 
-func prefillShape(chunk, ctx int) BatchShape {
-	return BatchShape{Tokens: chunk, Seqs: 1, PrefillChunks: []int{chunk}, PrefillContexts: []int{ctx}}
+func prefillShape(chunk, ctx int) cost.BatchShape {
+	return cost.BatchShape{Tokens: chunk, Seqs: 1, PrefillChunks: []int{chunk}, PrefillContexts: []int{ctx}}
 }
 
-func decodeShape(ctxs ...int) BatchShape {
-	return BatchShape{Tokens: len(ctxs), Seqs: len(ctxs), DecodeContexts: ctxs}
+func decodeShape(ctxs ...int) cost.BatchShape {
+	return cost.BatchShape{Tokens: len(ctxs), Seqs: len(ctxs), DecodeContexts: ctxs}
 }
 
 // near reports whether a and b agree to 1e-9 relative (float rounding of
@@ -146,3 +147,19 @@ func runChecked(t *testing.T, cfg Config) checkedRun {
 	checkConservation(t, sum, sink.rows, asked, sim)
 	return checkedRun{sum: sum, rows: sink.rows, asked: asked, sim: sim, check: check}
 }
+
+// lookup returns the catalog model and device.
+func lookup(t *testing.T, model, device string) (*spec.Model, *spec.Device) {
+	t.Helper()
+	m, err := spec.LookupModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := spec.LookupDevice(device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, d
+}
+
+var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -123,7 +124,7 @@ func TestSplitwiseConvTrace(t *testing.T) {
 func TestStepDoesNotAllocate(t *testing.T) {
 	moe := testConfig()
 	moe.Model, moe.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
-	moe.MoE = MoEConfig{Routing: RoutingSkewed, All2AllBackend: All2AllPPLX}
+	moe.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllPPLX}
 	moe.Engine.AsyncScheduling = true
 	for _, cfg := range []Config{testConfig(), moe} {
 		cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -12,10 +13,10 @@ type Options struct {
 	// Predictors replaces the model bundle of Config.Bundle (which New
 	// loads when this is nil); with neither, the built-in roofline prices
 	// every op.
-	Predictors PredictorSet
+	Predictors cost.PredictorSet
 	// HostPredictors replaces the host bundle of Config.HostBundle: HOST_WALL
 	// predictors of the host-side step parts.
-	HostPredictors PredictorSet
+	HostPredictors cost.PredictorSet
 	// Observer sees every engine step.
 	Observer StepObserver
 	// Requests receives each request's metrics as it finishes.
@@ -36,11 +37,11 @@ const evArrival = 0
 type Simulation struct {
 	cfg    Config
 	memory MemoryReport
-	cost   *OpCostModel
+	cost   *cost.OpCostModel
 	// decodeMemory and decodeCost are the decode instances' (disaggregated
 	// runs).
 	decodeMemory *MemoryReport
-	decodeCost   *OpCostModel
+	decodeCost   *cost.OpCostModel
 	opts         Options
 	loop         Loop
 	// engines are every engine: the replicas, or the prefill instances
@@ -66,7 +67,7 @@ type Simulation struct {
 type role struct {
 	layout spec.Layout
 	memory MemoryReport
-	cost   *OpCostModel
+	cost   *cost.OpCostModel
 }
 
 // New checks cfg against its model and device and builds the run.
@@ -105,19 +106,19 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)
 	}
 	if opts.Predictors == nil && cfg.Bundle != "" {
-		if opts.Predictors, err = LoadBundle(cfg.Bundle, m, d); err != nil {
+		if opts.Predictors, err = cost.LoadBundle(cfg.Bundle, m, d); err != nil {
 			return nil, err
 		}
 	}
 	if opts.HostPredictors == nil && cfg.HostBundle != "" {
-		if opts.HostPredictors, err = LoadHostBundle(cfg.HostBundle, m, d); err != nil {
+		if opts.HostPredictors, err = cost.LoadHostBundle(cfg.HostBundle, m, d); err != nil {
 			return nil, err
 		}
 	}
-	cfg.MoE.resolve()
-	var hist *ExpertHistogram
-	if m.IsMoE() && cfg.MoE.Routing == RoutingReplay {
-		if hist, err = ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
+	cfg.MoE.Resolve()
+	var hist *cost.ExpertHistogram
+	if m.IsMoE() && cfg.MoE.Routing == cost.RoutingReplay {
+		if hist, err = cost.ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
 			return nil, err
 		}
 	}
@@ -133,9 +134,9 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 		if err != nil {
 			return nil, err
 		}
-		cost, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
+		cost, err := cost.NewOpCostModel(cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
 			Calibration: cfg.Calibration, Predictors: opts.Predictors, BundleName: cfg.Bundle,
-			HostPredictors: opts.HostPredictors, ExecutionMode: e.ExecutionMode, MaxCaptureSize: maxCaptureSize(e),
+			HostPredictors: opts.HostPredictors, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSize(e.MaxCUDAGraphCaptureSize, e.EngineLimits),
 			MoE: cfg.MoE, Histogram: hist})
 		if err != nil {
 			return nil, err

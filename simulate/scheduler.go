@@ -3,6 +3,7 @@ package simulate
 import (
 	"math"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -190,10 +191,10 @@ func (s *scheduler) newTokens(r *reqState, budget int) int32 {
 // Scheduler.schedule: running requests in order, preempting from the back
 // of the running list when blocks run out, then waiting requests in order
 // unless something was preempted.
-func (s *scheduler) schedule(b *batch, shape *BatchShape) bool {
+func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 	b.entries = b.entries[:0]
 	b.tokens, b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted = 0, 0, 0, 0, 0
-	shape.reset()
+	shape.Reset()
 	budget := s.cfg.MaxNumBatchedTokens
 
 	for i := 0; i < len(s.running) && budget > 0; {
@@ -260,7 +261,7 @@ func (s *scheduler) schedule(b *batch, shape *BatchShape) bool {
 }
 
 // add schedules n new tokens of the request in slot into the batch.
-func (s *scheduler) add(b *batch, shape *BatchShape, slot, n int32) {
+func (s *scheduler) add(b *batch, shape *cost.BatchShape, slot, n int32) {
 	r := &s.reqs[slot]
 	ctx := int(r.computed)
 	r.computed += n

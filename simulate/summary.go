@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ftk-dev/ftk/atomicfile"
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // SummarySchemaVersion is the version of summary.json's layout.
@@ -17,17 +18,17 @@ const SummarySchemaVersion = 2
 
 // Summary is the result of a run: summary.json.
 type Summary struct {
-	SchemaVersion int             `json:"schema_version"`
-	Config        Config          `json:"config"`
-	CostModel     CostModelReport `json:"cost_model"`
-	Memory        MemoryReport    `json:"memory"`
-	Metrics       Metrics         `json:"metrics"`
-	Replicas      []ReplicaReport `json:"replicas"`
+	SchemaVersion int                  `json:"schema_version"`
+	Config        Config               `json:"config"`
+	CostModel     cost.CostModelReport `json:"cost_model"`
+	Memory        MemoryReport         `json:"memory"`
+	Metrics       Metrics              `json:"metrics"`
+	Replicas      []ReplicaReport      `json:"replicas"`
 	// DecodeCostModel and DecodeMemory are the decode instances' in a
 	// disaggregated run (CostModel and Memory are then the prefill
 	// instances').
-	DecodeCostModel *CostModelReport `json:"decode_cost_model,omitempty"`
-	DecodeMemory    *MemoryReport    `json:"decode_memory,omitempty"`
+	DecodeCostModel *cost.CostModelReport `json:"decode_cost_model,omitempty"`
+	DecodeMemory    *MemoryReport         `json:"decode_memory,omitempty"`
 	// Breakdown is where step time goes, per engine role.
 	Breakdown []Breakdown `json:"breakdown"`
 }
@@ -115,7 +116,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 }
 
 // writeCostModel prints how steps are priced.
-func writeCostModel(tw io.Writer, prefix string, cm *CostModelReport) {
+func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 	fmt.Fprintf(tw, "%scost model\t%s\n", prefix, cm.Label)
 	if n := len(cm.RooflineFallbacks); n > 0 {
 		fmt.Fprintf(tw, "%sroofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", prefix, n)

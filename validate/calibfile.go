@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/atomicfile"
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 	"go.yaml.in/yaml/v3"
 )
 
 // formatCalibration prints a calibration on one line.
-func formatCalibration(c simulate.Calibration) string {
+func formatCalibration(c cost.Calibration) string {
 	parts := []string{fmt.Sprintf("host_ms_per_step %.4g", c.HostMsPerStep)}
 	if c.LaunchUs > 0 {
 		parts = append(parts, fmt.Sprintf("launch_us %.4g", c.LaunchUs))

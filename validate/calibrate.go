@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -32,7 +32,7 @@ type CalibrateOptions struct {
 	Progress func(done, total int)
 	// LoadPredictors loads the operator predictors of a fit bundle, for
 	// simulations that used one (nil: such simulations are refused).
-	LoadPredictors func(bundle string) (simulate.PredictorSet, error)
+	LoadPredictors func(bundle string) (cost.PredictorSet, error)
 }
 
 // FittedParam is one correction of a fit.
@@ -49,7 +49,7 @@ type FittedParam struct {
 type Fold struct {
 	FitWorkloads     []string
 	HeldOutWorkloads []string
-	Calibration      simulate.Calibration
+	Calibration      cost.Calibration
 	Params           []FittedParam
 	// StartMAPEPct and FitMAPEPct are the MAPE over the fitted rows (all
 	// metrics) at the start values and after fitting.
@@ -104,7 +104,7 @@ type CalibrationReport struct {
 }
 
 // Calibration returns the fitted calibration.
-func (r *CalibrationReport) Calibration() simulate.Calibration { return r.Final.Calibration }
+func (r *CalibrationReport) Calibration() cost.Calibration { return r.Final.Calibration }
 
 // Calibrate fits global corrections (host time per step, per-launch cost,
 // a device-time scale per operator family) so that re-running the
@@ -156,7 +156,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 	workloads := pairWorkloads(pairs)
 	pc := &predictorCache{load: opts.LoadPredictors}
 	rep := &CalibrationReport{Metrics: opts.Metrics, Unpaired: unpaired}
-	heldOutCal := map[string]simulate.Calibration{}
+	heldOutCal := map[string]cost.Calibration{}
 	fits := 1
 	if len(opts.FitWorkloads) == 0 {
 		fits = len(workloads) + 1
@@ -206,7 +206,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 }
 
 // tabulate fills the rows and the overall table.
-func (rep *CalibrationReport) tabulate(pairs []Pair, heldOutCal map[string]simulate.Calibration, pc *predictorCache) error {
+func (rep *CalibrationReport) tabulate(pairs []Pair, heldOutCal map[string]cost.Calibration, pc *predictorCache) error {
 	before, err := Tabulate(pairs, rep.Metrics)
 	if err != nil {
 		return err
@@ -308,7 +308,7 @@ func paramNames(ps []param) []string {
 	return n
 }
 
-func cloneCalibration(c simulate.Calibration) simulate.Calibration {
+func cloneCalibration(c cost.Calibration) cost.Calibration {
 	out := c
 	if c.FamilyScale != nil {
 		out.FamilyScale = map[string]float64{}

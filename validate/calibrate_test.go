@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // injected are the corrections the "measurements" of the calibration tests
 // are simulated with: host time per step and a scale of the linear-operator
 // family (GEMMs, norms, activations).
-var injected = simulate.Calibration{HostMsPerStep: 1.5, FamilyScale: map[string]float64{"linear_op": 1.25}}
+var injected = cost.Calibration{HostMsPerStep: 1.5, FamilyScale: map[string]float64{"linear_op": 1.25}}
 
 // calibrationRuns simulates each workload twice: with the injected
 // corrections, exported as a measured per-request CSV, and without, as an
@@ -30,7 +30,7 @@ func calibrationRuns(t testing.TB, dir string, scale float64, workloads ...strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		sr, err := ReadRun(simulateTo(t, filepath.Join(dir, "sim"), "h100-tp1__"+w, wc, simulate.Calibration{}), Simulated)
+		sr, err := ReadRun(simulateTo(t, filepath.Join(dir, "sim"), "h100-tp1__"+w, wc, cost.Calibration{}), Simulated)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 	if err := rep.WriteCalibrationFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := simulate.LoadCalibration(path)
+	back, err := cost.LoadCalibration(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // Names of the corrections calibration fits: they are the keys of the
-// calibration file that simulate.Calibration reads.
+// calibration file that cost.Calibration reads.
 const (
 	ParamHostMsPerStep = "host_ms_per_step"
 	ParamLaunchUs      = "launch_us"
@@ -65,7 +65,7 @@ func (p param) perturbed(v float64) float64 {
 	return v * 1.5
 }
 
-func (p param) get(c *simulate.Calibration) float64 {
+func (p param) get(c *cost.Calibration) float64 {
 	switch p.name {
 	case ParamHostMsPerStep:
 		return c.HostMsPerStep
@@ -78,7 +78,7 @@ func (p param) get(c *simulate.Calibration) float64 {
 	return 1
 }
 
-func (p param) set(c *simulate.Calibration, v float64) {
+func (p param) set(c *cost.Calibration, v float64) {
 	switch p.name {
 	case ParamHostMsPerStep:
 		c.HostMsPerStep = v

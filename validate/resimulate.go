@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sort"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -13,7 +14,7 @@ import (
 // cal, on the requests the run replayed (its arrivals, prompt and output
 // lengths), and returns the new run with the same identity. preds are the
 // operator predictors of the run's bundle; nil for a roofline run.
-func Resimulate(r *Run, cal simulate.Calibration, preds simulate.PredictorSet) (*Run, error) {
+func Resimulate(r *Run, cal cost.Calibration, preds cost.PredictorSet) (*Run, error) {
 	if r.Sim == nil {
 		return nil, fmt.Errorf("%s: not an ftk simulate output, so it cannot be simulated again", r)
 	}

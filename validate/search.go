@@ -5,17 +5,17 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 	"gonum.org/v1/gonum/optimize"
 )
 
 // predictorCache loads each bundle once.
 type predictorCache struct {
-	load  func(string) (simulate.PredictorSet, error)
-	preds map[string]simulate.PredictorSet
+	load  func(string) (cost.PredictorSet, error)
+	preds map[string]cost.PredictorSet
 }
 
-func (c *predictorCache) get(r *Run) (simulate.PredictorSet, error) {
+func (c *predictorCache) get(r *Run) (cost.PredictorSet, error) {
 	b := r.Sim.Bundle
 	if b == "" {
 		return nil, nil
@@ -31,7 +31,7 @@ func (c *predictorCache) get(r *Run) (simulate.PredictorSet, error) {
 		return nil, fmt.Errorf("calibrate: %s: %w", r, err)
 	}
 	if c.preds == nil {
-		c.preds = map[string]simulate.PredictorSet{}
+		c.preds = map[string]cost.PredictorSet{}
 	}
 	c.preds[b] = p
 	return p, nil
@@ -39,7 +39,7 @@ func (c *predictorCache) get(r *Run) (simulate.PredictorSet, error) {
 
 // evalRows re-runs the distinct simulated runs of pairs with cal and
 // tabulates them against their measured partners.
-func evalRows(pairs []Pair, cal simulate.Calibration, metrics []Metric, pc *predictorCache) ([]Row, int, error) {
+func evalRows(pairs []Pair, cal cost.Calibration, metrics []Metric, pc *predictorCache) ([]Row, int, error) {
 	redone := map[*Run]*Run{}
 	out := make([]Pair, len(pairs))
 	for i, p := range pairs {
@@ -71,7 +71,7 @@ func evalRows(pairs []Pair, cal simulate.Calibration, metrics []Metric, pc *pred
 func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache, tick func()) (Fold, error) {
 	f := Fold{FitWorkloads: fit, HeldOutWorkloads: without(pairWorkloads(pairs), fit...)}
 	fitPairs := filterPairs(pairs, fit)
-	var start simulate.Calibration
+	var start cost.Calibration
 	for _, p := range params {
 		if p.name == ParamLaunchUs {
 			p.set(&start, p.start)
@@ -112,8 +112,8 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		return f, fmt.Errorf("calibrate: none of the corrections %v changes the metrics of the runs of %v", paramNames(params), fit)
 	}
 	var fitErr error
-	calOf := func(x []float64) simulate.Calibration {
-		c := simulate.Calibration{}
+	calOf := func(x []float64) cost.Calibration {
+		c := cost.Calibration{}
 		for i, p := range free {
 			p.set(&c, p.fromX(x[i]))
 		}

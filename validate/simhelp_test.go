@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -29,7 +30,7 @@ func testWorkload(name string, scale float64) simulate.WorkloadConfig {
 	panic("unknown test workload " + name)
 }
 
-func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal simulate.Calibration) simulate.Config {
+func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal cost.Calibration) simulate.Config {
 	t.Helper()
 	if _, err := os.Stat(sharedConvTrace); err != nil {
 		t.Fatalf("../shared beside the repository is required: %v", err)
@@ -44,7 +45,7 @@ func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal simulate.Cal
 
 // simulateTo runs the workload with cal through ftk simulate's Go API into
 // dir/name and returns the output directory.
-func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig, cal simulate.Calibration) string {
+func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig, cal cost.Calibration) string {
 	t.Helper()
 	cfg := testConfig(t, workload, cal)
 	src, _, err := simulate.OpenSource(cfg.Workload)

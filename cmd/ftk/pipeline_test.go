@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/cost"
 )
 
 // TestPipelineEndToEnd runs the main job in a temporary folder on a small
@@ -83,7 +83,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 	cal := filepath.Join(dir, "calibration.yaml")
 	out = step("calibrate", "validate", "calibrate", "--measured", filepath.Join(dir, "runs", "meas"),
 		"--simulated", filepath.Join(dir, "runs", "sim"), "--fit-workloads", "fixed", "--params", "host_ms_per_step", "--max-evaluations", "60", "-o", cal)
-	c, err := simulate.LoadCalibration(cal)
+	c, err := cost.LoadCalibration(cal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
@@ -167,7 +168,7 @@ func simConfig(cmd *cli.Command) (simulate.Config, error) {
 		return cfg, usageError("simulate: give --trace or --workload, not both")
 	}
 	if p := cmd.String("calibration"); p != "" {
-		c, err := simulate.LoadCalibration(p)
+		c, err := cost.LoadCalibration(p)
 		if err != nil {
 			return cfg, err
 		}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/progress"
-	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/ftk-dev/ftk/validate"
 	"github.com/urfave/cli/v3"
@@ -244,7 +244,7 @@ Examples:
 
 // loadBundlePredictors opens a fit bundle for re-simulation, for the model
 // and device it was fitted on.
-func loadBundlePredictors(path string) (simulate.PredictorSet, error) {
+func loadBundlePredictors(path string) (cost.PredictorSet, error) {
 	b, err := fit.LoadBundle(path)
 	if err != nil {
 		return nil, err
@@ -257,5 +257,5 @@ func loadBundlePredictors(path string) (simulate.PredictorSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", path, err)
 	}
-	return simulate.LoadBundle(path, m, d)
+	return cost.LoadBundle(path, m, d)
 }

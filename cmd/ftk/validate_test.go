@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -271,7 +272,7 @@ func TestValidateCalibrate(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	c, err := simulate.LoadCalibration(cal)
+	c, err := cost.LoadCalibration(cal)
 	if err != nil {
 		t.Fatal(err)
 	}

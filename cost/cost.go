@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 // Component is one part of an engine step's time on one pipeline stage.
 // Device components run on the GPU and add up; the launch and host
@@ -21,8 +21,8 @@ const (
 	NumComponents
 )
 
-// numDeviceComponents counts the device components, which come first.
-const numDeviceComponents = int(CompLaunch)
+// NumDeviceComponents counts the device components, which come first.
+const NumDeviceComponents = int(CompLaunch)
 
 var componentNames = [NumComponents]string{"linear", "attention", "moe", "tp_comm", "ep_comm", "pp_comm", "launch", "host_before", "host_after"}
 
@@ -40,7 +40,7 @@ type StepCost struct {
 // DeviceMs is the GPU time: the sum of the device components.
 func (c *StepCost) DeviceMs() float64 {
 	var d float64
-	for _, ms := range c.Ms[:numDeviceComponents] {
+	for _, ms := range c.Ms[:NumDeviceComponents] {
 		d += ms
 	}
 	return d
@@ -80,7 +80,7 @@ func (c *StepCost) WallMs(async, overlap bool) float64 {
 // device time (host-bound steps), host parts at what the forward pass does
 // not hide. The parts add up to WallMs.
 func (c *StepCost) Attribute(async, overlap bool, out *[NumComponents]float64) {
-	copy(out[:numDeviceComponents], c.Ms[:numDeviceComponents])
+	copy(out[:NumDeviceComponents], c.Ms[:NumDeviceComponents])
 	d := c.DeviceMs()
 	out[CompLaunch] = max(0, c.Ms[CompLaunch]-d)
 	g, hb, ha := c.GPUMs(), c.Ms[CompHostBefore], c.Ms[CompHostAfter]
@@ -113,15 +113,9 @@ type BatchShape struct {
 	DecodeContexts []int
 }
 
-func (b *BatchShape) reset() {
+func (b *BatchShape) Reset() {
 	b.Tokens, b.Seqs = 0, 0
 	b.PrefillChunks = b.PrefillChunks[:0]
 	b.PrefillContexts = b.PrefillContexts[:0]
 	b.DecodeContexts = b.DecodeContexts[:0]
-}
-
-// CostModel prices one engine step on one pipeline stage.
-type CostModel interface {
-	// StageCost overwrites c with the cost of batch b on stage (0-based).
-	StageCost(b *BatchShape, stage int, c *StepCost)
 }

@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"fmt"
@@ -32,14 +32,15 @@ const defaultMaxCaptureSize = 512
 // then every multiple of 8 up to the largest.
 type captureSizes struct{ max int }
 
-// maxCaptureSize resolves max_cudagraph_capture_size: vLLM's default is
-// min(2 x max_num_seqs, 512); it never exceeds the token budget.
-func maxCaptureSize(e *EngineConfig) int {
-	n := e.MaxCUDAGraphCaptureSize
+// MaxCaptureSize resolves max_cudagraph_capture_size (requested; 0 for
+// vLLM's default, min(2 x max_num_seqs, 512)); it never exceeds the token
+// budget.
+func MaxCaptureSize(requested int, l spec.EngineLimits) int {
+	n := requested
 	if n == 0 {
-		n = min(2*e.MaxNumSeqs, defaultMaxCaptureSize)
+		n = min(2*l.MaxNumSeqs, defaultMaxCaptureSize)
 	}
-	return min(n, e.MaxNumBatchedTokens)
+	return min(n, l.MaxNumBatchedTokens)
 }
 
 // largest is the largest capture size: the largest of 1, 2, 4, 8, 16, ...

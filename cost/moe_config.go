@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"fmt"
@@ -57,8 +57,8 @@ type MoEConfig struct {
 	Seed uint64 `json:"seed" yaml:"seed"`
 }
 
-// resolve fills in the defaults.
-func (c *MoEConfig) resolve() {
+// Resolve fills in the defaults.
+func (c *MoEConfig) Resolve() {
 	if c.Routing == "" {
 		c.Routing = RoutingUniform
 	}
@@ -80,7 +80,7 @@ func (c *MoEConfig) allToAll() bool {
 	return false
 }
 
-func (c *MoEConfig) validate() error {
+func (c *MoEConfig) Validate() error {
 	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: moe: "+format, a...) }
 	switch c.Routing {
 	case "", RoutingUniform, RoutingEven:

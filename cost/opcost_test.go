@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"math"
@@ -57,19 +57,6 @@ func domainSet(m *spec.Model, l spec.Layout, lim spec.EngineLimits, measurement 
 		s[k] = &fakePred{ms: ms, limit: math.Inf(1)}
 	}
 	return s
-}
-
-func lookup(t *testing.T, model, device string) (*spec.Model, *spec.Device) {
-	t.Helper()
-	m, err := spec.LookupModel(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := spec.LookupDevice(device)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, d
 }
 
 var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}

@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"fmt"
@@ -59,7 +59,7 @@ type OpCostModel struct {
 	exec        string
 	capture     captureSizes
 	launchMs    float64
-	scale       [numDeviceComponents]float64
+	scale       [NumDeviceComponents]float64
 	stages      []stageModel
 	predictors  bool
 	label       string
@@ -85,7 +85,7 @@ type pricedOp struct {
 // memoEntry caches the device time of a stage's token-priced ops at one
 // token count.
 type memoEntry struct {
-	ms     [numDeviceComponents]float64
+	ms     [NumDeviceComponents]float64
 	extrap uint64 // bit i set: op i was extrapolated by its predictor
 	set    bool
 }
@@ -116,7 +116,7 @@ type stageModel struct {
 // NewOpCostModel resolves every op's predictor once, up front.
 func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
-	c.MoE.resolve()
+	c.MoE.Resolve()
 	cm := &OpCostModel{model: m, layout: l, roof: spec.Roofline{Device: c.Device}, measurement: spec.KernelOnly,
 		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{}}
 	launchUs := c.Device.LaunchUs
@@ -383,7 +383,7 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		}
 	}
 	e := cm.memo(&st.tokens, st.byTokens, tokens)
-	copy(c.Ms[:numDeviceComponents], e.ms[:])
+	copy(c.Ms[:NumDeviceComponents], e.ms[:])
 	if e.extrap != 0 {
 		st.tokens.countExtrap(e.extrap)
 	}
@@ -436,3 +436,20 @@ func (cm *OpCostModel) ExecutionMode() string { return cm.exec }
 
 // Measurement is the measurement type of every op time of the run.
 func (cm *OpCostModel) Measurement() string { return cm.measurement }
+
+// OpSources lists the operators of every stage by where their times come
+// from: a profiled predictor or the roofline (ops the predictors lack).
+func (cm *OpCostModel) OpSources() (predicted, roofline []string) {
+	for _, st := range cm.stages {
+		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode} {
+			for _, p := range g.ops {
+				if p.pred != nil {
+					predicted = append(predicted, p.op.Name)
+				} else {
+					roofline = append(roofline, p.op.Name)
+				}
+			}
+		}
+	}
+	return predicted, roofline
+}

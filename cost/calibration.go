@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func LoadCalibration(path string) (Calibration, error) {
 	if err != nil {
 		return c, fmt.Errorf("calibration %s: %w", path, err)
 	}
-	if err := decodeYAML(data, &c); err != nil {
+	if err := DecodeYAML(data, &c); err != nil {
 		return c, fmt.Errorf("calibration %s: %w", path, err)
 	}
 	if err := c.Validate(); err != nil {

@@ -1,0 +1,120 @@
+package simulate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// A full MoE run with skewed routing and an all-to-all backend keeps every
+// engine invariant, and the summary lists routing, backend and the tables
+// built.
+func TestMoERunInvariants(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
+	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL, Seed: 3}
+	cfg.Engine.MaxNumSeqs = 32
+	cfg.Engine.MaxModelLen = 4096
+	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
+	sum := runChecked(t, cfg).sum
+	checkBreakdown(t, sum)
+	mo := sum.CostModel.MoE
+	if mo == nil || mo.Routing != cost.RoutingSkewed || mo.Skew != 1 || mo.All2AllBackend != "all-to-all" || mo.RoutingTables == 0 || mo.Method == "" {
+		t.Errorf("MoE report %+v", mo)
+	}
+	if sum.Config.MoE.All2AllBackend != cost.All2AllDeepEPLL || sum.Config.MoE.Routing != cost.RoutingSkewed {
+		t.Errorf("config MoE %+v", sum.Config.MoE)
+	}
+}
+
+// checkBreakdown checks that each breakdown's rows add up to its wall time
+// and its shares to one, with every device component at its modelled time.
+func checkBreakdown(t *testing.T, sum *Summary) {
+	t.Helper()
+	for _, b := range sum.Breakdown {
+		var ms, share float64
+		for _, r := range b.Rows {
+			ms += r.WallMs
+			share += r.Share
+			if r.WallMs > r.ModelledMeanMs*float64(b.StageSteps)*(1+1e-9) {
+				t.Errorf("%s %s: %g ms of wall time, more than modelled", b.Role, r.Component, r.WallMs)
+			}
+		}
+		if math.Abs(ms-b.WallMs) > 1e-6*b.WallMs || math.Abs(share-1) > 1e-9 || b.StageSteps == 0 {
+			t.Errorf("%s breakdown: rows add up to %g ms of %g, shares to %g", b.Role, ms, b.WallMs, share)
+		}
+	}
+}
+
+// EP=1 and EP=8 of the same load: every step takes what each layout's cost
+// model prices for it. At EP1 each GPU holds every expert, 1/8 wide, and
+// the MoE output is all-reduced; at EP8 each holds 16 whole experts, the
+// layer waits for the slowest rank and tokens cross EP dispatch and
+// combine instead of the second all-reduce.
+func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
+	load := reqs([3]float64{0, 2048, 6}, [3]float64{5, 300, 12}, [3]float64{10, 4000, 4})
+	base := testConfig()
+	base.Model = "qwen3-30b-a3b"
+	base.Engine.MaxModelLen = 8192
+	for _, routing := range []string{cost.RoutingEven, cost.RoutingUniform} {
+		ep1, ep8 := base, base
+		ep1.Layout, ep8.Layout = spec.Layout{TP: 8, EP: 1}, spec.Layout{TP: 8, EP: 8}
+		ep1.MoE.Routing, ep8.MoE.Routing = routing, routing
+		_, _, log1, _ := simulate(t, ep1, load)
+		_, _, log8, _ := simulate(t, ep8, load)
+		if len(log1.steps) != len(log8.steps) {
+			t.Fatalf("%s: %d steps at EP1, %d at EP8: spaced arrivals should give the same batches", routing, len(log1.steps), len(log8.steps))
+		}
+		for i := range log1.steps {
+			s1, s8 := log1.steps[i], log8.steps[i]
+			c1, c8 := s1.Stages[0].Cost, s8.Stages[0].Cost
+			if s1.Tokens != s8.Tokens || s1.DecodeSeqs != s8.DecodeSeqs {
+				t.Fatalf("%s step %d differs in batch", routing, i)
+			}
+			if !near(s1.EndS-s1.StartS, c1.TotalMs()/1e3) || !near(s8.EndS-s8.StartS, c8.TotalMs()/1e3) {
+				t.Fatalf("%s step %d: durations %g and %g s, cost models %g and %g ms", routing, i, s1.EndS-s1.StartS, s8.EndS-s8.StartS, c1.TotalMs(), c8.TotalMs())
+			}
+			if c1.Ms[cost.CompEPComm] != 0 || !(c8.Ms[cost.CompEPComm] > 0) || !(c1.Ms[cost.CompTPComm] > c8.Ms[cost.CompTPComm]) {
+				t.Errorf("%s step %d: EP comm %g / %g ms, TP all-reduce %g / %g ms at EP1 / EP8", routing, i, c1.Ms[cost.CompEPComm], c8.Ms[cost.CompEPComm], c1.Ms[cost.CompTPComm], c8.Ms[cost.CompTPComm])
+			}
+		}
+		// The first step is the 2048-token prefill alone: with even routing
+		// (no draw) it is exactly what a fresh cost model prices.
+		if routing == cost.RoutingEven {
+			for _, c := range []struct {
+				cfg Config
+				log *stepLog
+			}{{ep1, log1}, {ep8, log8}} {
+				s := c.log.steps[0]
+				if want := price(t, c.cfg, prefillShape(2048, 0)); !near(s.EndS-s.StartS, want) {
+					t.Errorf("%s: 2048-token prefill %g s, cost model %g s", c.cfg.Layout, s.EndS-s.StartS, want)
+				}
+			}
+		}
+		t.Logf("%s routing: first prefill (2048 tokens) EP1 %.3f ms (MoE %.3f), EP8 %.3f ms (MoE %.3f, EP comm %.3f)", routing,
+			log1.steps[0].Stages[0].Cost.TotalMs(), log1.steps[0].Stages[0].Cost.Ms[cost.CompMoE],
+			log8.steps[0].Stages[0].Cost.TotalMs(), log8.steps[0].Stages[0].Cost.Ms[cost.CompMoE], log8.steps[0].Stages[0].Cost.Ms[cost.CompEPComm])
+	}
+}
+
+// A replayed histogram with fewer than top-k experts holding tokens cannot
+// be a top-k routing: New refuses it.
+func TestReplayHistogramFewerThanTopK(t *testing.T) {
+	dir := t.TempDir()
+	// Fewer than top-k experts with tokens cannot be a top-k routing.
+	few := filepath.Join(dir, "few.csv")
+	os.WriteFile(few, []byte("layer,expert,tokens\n3,0,5\n3,1,5\n"), 0o644)
+	cfg := testConfig()
+	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
+	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingReplay, Histogram: few}
+	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "fewer than top-k") {
+		t.Errorf("a 2-expert histogram: %v", err)
+	}
+}
