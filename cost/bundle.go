@@ -3,7 +3,7 @@ package cost
 import (
 	"fmt"
 
-	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -11,7 +11,7 @@ import (
 // operator profiled only at another TP degree with the same per-GPU shape
 // (replicated ops such as layer norms, measured at TP1) answers for this TP.
 type bundlePredictors struct {
-	b *fit.Bundle
+	b *bundle.Bundle
 	m *spec.Model
 }
 
@@ -30,7 +30,7 @@ func (p bundlePredictors) Keys() []spec.OpKey { return p.b.Keys() }
 // LoadBundle opens the fit model bundle at path for a simulation of model
 // on device, refusing a bundle fitted for another device or model.
 func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
-	b, err := fit.LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorS
 // LoadHostBundle opens a fit bundle of HOST_WALL predictors (fitted on a
 // CPU-overhead profile) for a simulation of model on device.
 func LoadHostBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
-	b, err := fit.LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -81,7 +82,7 @@ func TestBadRows(t *testing.T) {
 func nan() float64 { var z float64; return z / z }
 
 // smallBundle fits a few A800 predictors quickly.
-func smallBundle(t *testing.T, seed uint64) *Bundle {
+func smallBundle(t *testing.T, seed uint64) *bundle.Bundle {
 	t.Helper()
 	ts := trainingSet(t, a800)
 	sub := &TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, Checksum: ts.Checksum}
@@ -141,10 +142,16 @@ func TestCorruptBundle(t *testing.T) {
 		at++
 	}
 	flipped[at] ^= 0x40
-	old := *b
-	old.meta.SchemaVersion = SchemaVersion + 1
+	meta := *b.Meta()
+	meta.SchemaVersion = bundle.SchemaVersion + 1
+	var models []*bundle.Model
+	for _, pm := range meta.Predictors {
+		p, _ := b.Predictor(pm.Key)
+		models = append(models, p.Model())
+	}
+	old := bundle.New(meta, models)
 	var oldBuf bytes.Buffer
-	if err := old.encode(&oldBuf); err != nil {
+	if err := old.Encode(&oldBuf); err != nil {
 		t.Fatal(err)
 	}
 	ds := loadProfiles(t, h800Tiny)
@@ -159,7 +166,7 @@ func TestCorruptBundle(t *testing.T) {
 		{"other version", write("v2.arrow", oldBuf.Bytes()), "bundle schema version 2, this ftk reads version 1"},
 	}
 	for _, tc := range tests {
-		_, err := LoadBundle(tc.path)
+		_, err := bundle.Load(tc.path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
 		}
@@ -167,7 +174,7 @@ func TestCorruptBundle(t *testing.T) {
 			t.Errorf("%s: error %q does not name the file", tc.name, err)
 		}
 	}
-	if _, err := LoadBundle(good); err != nil {
+	if _, err := bundle.Load(good); err != nil {
 		t.Errorf("good bundle: %v", err)
 	}
 }
@@ -178,11 +185,11 @@ func TestCorruptBundle(t *testing.T) {
 func TestCorruptBundleNeverPanics(t *testing.T) {
 	b := smallBundle(t, 1)
 	var buf bytes.Buffer
-	if err := b.encode(&buf); err != nil {
+	if err := b.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	probe := func(lb *Bundle) bool {
+	probe := func(lb *bundle.Bundle) bool {
 		for _, k := range b.Keys() {
 			p1, _ := b.Predictor(k)
 			p2, ok := lb.Predictor(k)
@@ -204,7 +211,7 @@ func TestCorruptBundleNeverPanics(t *testing.T) {
 			func() []byte { d := bytes.Clone(data); d[i] ^= 0xff; return d }(),
 			data[:i],
 		} {
-			lb, err := decodeBundle(mut)
+			lb, err := bundle.Decode(mut)
 			switch {
 			case err != nil:
 				refused++

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -33,7 +34,7 @@ func nestedCV(si shapeInfo, rows []Row, folds []int, k int, opt Options) ([]floa
 		train, test := splitFold(rows, folds, f)
 		seed := keySeed(opt.Seed, fmt.Sprint(si.key, f))
 		inner := assignFolds(len(train), k, seed)
-		best, bestMAPE := SearchResult{}, math.Inf(1)
+		best, bestMAPE := bundle.SearchResult{}, math.Inf(1)
 		for _, c := range candidates(opt.Trees, seed) {
 			p, err := crossValidate(si, train, inner, k, c.Target, c.Params, opt.Workers)
 			if err != nil {
@@ -48,7 +49,7 @@ func nestedCV(si shapeInfo, rows []Row, folds []int, k int, opt Options) ([]floa
 			return nil, err
 		}
 		for _, i := range test {
-			pred[i] = m.predict(rows[i].X)
+			pred[i] = m.Predict(rows[i].X)
 		}
 	}
 	return pred, nil
@@ -115,7 +116,7 @@ func cvTable(b *testing.B, ts *TrainingSet, m *spec.Model) {
 	var anchorKeys int
 	start := time.Now()
 	for i, o := range ts.Ops {
-		op, note := opShape(m, o.Key)
+		op, note := bundle.OpShape(m, o.Key)
 		si := shapeInfo{key: o.Key, op: op, note: note, names: spec.OpFeatures(o.Key.Op)}
 		seed := keySeed(opt.Seed, o.Key.String())
 		rows, dropped, err := resolveConflicts(si, o.Rows, seed)
@@ -136,7 +137,7 @@ func cvTable(b *testing.B, ts *TrainingSet, m *spec.Model) {
 		if len(dropped) > 0 {
 			var pure []Row
 			for _, r := range o.Rows {
-				if r.Group == PrimaryGroup {
+				if r.Group == bundle.PrimaryGroup {
 					pure = append(pure, r)
 				}
 			}
@@ -231,7 +232,7 @@ func num(v float64) string {
 }
 
 // a800Bundle fits the A800 profiles once per benchmark binary.
-var a800Bundle = sync.OnceValues(func() (*Bundle, error) {
+var a800Bundle = sync.OnceValues(func() (*bundle.Bundle, error) {
 	ts, err := fixtureTrainingSet(a800)
 	if err != nil {
 		return nil, err
@@ -296,7 +297,7 @@ const loadChildEnv = "FTK_FIT_LOAD_CHILD"
 // exit code.
 func loadChild(path string) int {
 	start, cpu0 := time.Now(), cpuTime()
-	b, err := LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -348,7 +349,7 @@ func BenchmarkPredict(b *testing.B) {
 }
 
 // queries spreads n in-domain points over a predictor's domain.
-func queries(p *Predictor, n int) [][]float64 {
+func queries(p *bundle.Predictor, n int) [][]float64 {
 	dom := p.Domain()
 	out := make([][]float64, n)
 	for i := range out {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -34,7 +35,7 @@ func TestFitWriteLoadA800(t *testing.T) {
 	if err := b.Write(path); err != nil {
 		t.Fatal(err)
 	}
-	lb, err := LoadBundle(path)
+	lb, err := bundle.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestBundleDeterministic(t *testing.T) {
 // every out-of-domain query once.
 func TestPredictConcurrent(t *testing.T) {
 	b := smallBundle(t, 1)
-	var p *Predictor
+	var p *bundle.Predictor
 	for _, k := range b.Keys() {
 		if k.Op == spec.OpAttnPrefill {
 			p, _ = b.Predictor(k)
@@ -132,7 +133,7 @@ func TestPredictConcurrent(t *testing.T) {
 func TestBundleAPI(t *testing.T) {
 	b := smallBundle(t, 1)
 	keys := b.Keys()
-	if !slices.IsSortedFunc(keys, compareKeys) || len(keys) != 2 {
+	if !slices.IsSortedFunc(keys, bundle.CompareKeys) || len(keys) != 2 {
 		t.Fatalf("keys %v", keys)
 	}
 	k := keys[0]

@@ -1,90 +1,17 @@
 package fit
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ftk-dev/ftk/bundle"
 )
 
 // ConflictRatio is how far apart (as a ratio) two measurements of the same
 // thing may be before fit treats them as conflicting: 25%.
 const ConflictRatio = 1.25
-
-// PrimaryGroup is the sweep group every other group of a predictor is
-// checked against: single-sequence shapes.
-const PrimaryGroup = "pure"
-
-// Drop reasons.
-const (
-	// DropDuplicate: a sample more than ConflictRatio slower than the
-	// fastest sample of the same shape.
-	DropDuplicate = "conflicting_duplicate"
-	// DropGroup: a group (variant) whose times disagree with the primary
-	// group's model by more than ConflictRatio, or cannot be checked.
-	DropGroup = "inconsistent_group"
-	// DropZero: rows of 0 ms among positive times (a failed measurement).
-	DropZero = "zero_time"
-)
-
-// Dropped records rows left out of a predictor, and why.
-type Dropped struct {
-	Reason string `json:"reason"`
-	Group  string `json:"group"`
-	Rows   int    `json:"rows"`
-	// Ratio is the median over the dropped rows of their time divided by
-	// what was kept (the fastest duplicate, or the primary group's model);
-	// NaN (null in JSON) when no row could be compared.
-	Ratio float64 `json:"median_ratio"`
-	// Lines are the first source lines of the dropped rows.
-	Lines []string `json:"lines"`
-}
-
-// String says what was dropped and why, for people.
-func (d Dropped) String() string {
-	what := fmt.Sprintf("%d rows of group %q (%s)", d.Rows, d.Group, strings.Join(d.Lines, ", "))
-	switch {
-	case d.Reason == DropZero:
-		return fmt.Sprintf("dropped %s: 0 ms among positive times", what)
-	case d.Reason == DropDuplicate:
-		return fmt.Sprintf("dropped %s: repeated shapes %.2fx slower than the fastest measurement of the same shape", what, d.Ratio)
-	case math.IsNaN(d.Ratio):
-		return fmt.Sprintf("dropped %s: no row inside the %q group's domain to check it against", what, PrimaryGroup)
-	}
-	return fmt.Sprintf("dropped %s: %.2fx the time the %q rows predict for the same features", what, d.Ratio, PrimaryGroup)
-}
-
-// MarshalJSON writes a NaN ratio as null.
-func (d Dropped) MarshalJSON() ([]byte, error) {
-	type plain Dropped
-	var ratio *float64
-	if !math.IsNaN(d.Ratio) {
-		ratio = &d.Ratio
-	}
-	return json.Marshal(struct {
-		plain
-		Ratio *float64 `json:"median_ratio"`
-	}{plain(d), ratio})
-}
-
-// UnmarshalJSON reads a null ratio as NaN.
-func (d *Dropped) UnmarshalJSON(b []byte) error {
-	type plain Dropped
-	var v struct {
-		plain
-		Ratio *float64 `json:"median_ratio"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*d = Dropped(v.plain)
-	d.Ratio = math.NaN()
-	if v.Ratio != nil {
-		d.Ratio = *v.Ratio
-	}
-	return nil
-}
 
 // resolveConflicts decides which rows of one predictor to train on. Two
 // kinds of rows would make the same features mean two different times, and
@@ -102,7 +29,7 @@ func (d *Dropped) UnmarshalJSON(b []byte) error {
 //     that domain cannot be checked and is left out.
 //
 // Without pure rows the largest group is the primary one.
-func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, dropped []Dropped, err error) {
+func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, dropped []bundle.Dropped, err error) {
 	groups := map[string][]Row{}
 	var names []string
 	for _, r := range rows {
@@ -113,7 +40,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 	}
 	slices.Sort(names)
 	for _, g := range names {
-		var d *Dropped
+		var d *bundle.Dropped
 		groups[g], d = fastestDuplicates(g, groups[g])
 		if d != nil {
 			dropped = append(dropped, *d)
@@ -122,7 +49,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 	if len(names) == 1 {
 		return groups[names[0]], dropped, nil
 	}
-	primary := PrimaryGroup
+	primary := bundle.PrimaryGroup
 	if _, ok := groups[primary]; !ok {
 		primary = names[0]
 		for _, g := range names {
@@ -132,7 +59,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 		}
 	}
 	keep := map[string]bool{primary: true}
-	ref, err := trainModel(si, groups[primary], TargetLogRatio, ForestParams{Trees: 32, MaxDepth: 24, MinLeaf: 1, MaxFeatures: 1, Seed: seed}, 0)
+	ref, err := trainModel(si, groups[primary], bundle.TargetLogRatio, bundle.ForestParams{Trees: 32, MaxDepth: 24, MinLeaf: 1, MaxFeatures: 1, Seed: seed}, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +71,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 		var ratios []float64
 		for _, r := range groups[g] {
 			if inside(dom, r.X) {
-				ratios = append(ratios, r.TimeMs/ref.predict(r.X))
+				ratios = append(ratios, r.TimeMs/ref.Predict(r.X))
 			}
 		}
 		ratio := math.NaN()
@@ -156,7 +83,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 				continue
 			}
 		}
-		dropped = append(dropped, Dropped{Reason: DropGroup, Group: g, Rows: len(groups[g]), Ratio: ratio, Lines: firstLines(groups[g])})
+		dropped = append(dropped, bundle.Dropped{Reason: bundle.DropGroup, Group: g, Rows: len(groups[g]), Ratio: ratio, Lines: firstLines(groups[g])})
 	}
 	for _, g := range names {
 		if keep[g] {
@@ -169,7 +96,7 @@ func resolveConflicts(si shapeInfo, rows []Row, seed uint64) (kept []Row, droppe
 // fastestDuplicates drops, of every shape measured more than once, the
 // samples more than ConflictRatio slower than the fastest sample of that
 // shape; replicates within the ratio are kept (their noise averages out).
-func fastestDuplicates(group string, rows []Row) ([]Row, *Dropped) {
+func fastestDuplicates(group string, rows []Row) ([]Row, *bundle.Dropped) {
 	fastest := map[string]float64{}
 	for _, r := range rows {
 		k := shapeKey(r.X)
@@ -192,7 +119,7 @@ func fastestDuplicates(group string, rows []Row) ([]Row, *Dropped) {
 		return rows, nil
 	}
 	slices.Sort(ratios)
-	return kept, &Dropped{Reason: DropDuplicate, Group: group, Rows: len(gone), Ratio: quantile(ratios, 0.5), Lines: firstLines(gone)}
+	return kept, &bundle.Dropped{Reason: bundle.DropDuplicate, Group: group, Rows: len(gone), Ratio: quantile(ratios, 0.5), Lines: firstLines(gone)}
 }
 
 // shapeKey identifies a feature vector exactly.

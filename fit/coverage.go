@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -75,7 +76,7 @@ type CoverageReport struct {
 // every predictor of b. Needed keys match predictors by operator and TP, and
 // by EP, local experts, gating context, routing path and group size where
 // the need sets them; the best-covering match is kept.
-func CheckCoverage(b *Bundle, req CoverageRequest) (*CoverageReport, error) {
+func CheckCoverage(b *bundle.Bundle, req CoverageRequest) (*CoverageReport, error) {
 	if req.Model == nil {
 		return nil, errors.New("coverage: no model given")
 	}
@@ -103,7 +104,7 @@ func CheckCoverage(b *Bundle, req CoverageRequest) (*CoverageReport, error) {
 			best.Features[j].Need = e.Ranges[j]
 		}
 		for _, k := range b.Keys() {
-			if !matches(need, k) && !(matchesBut(need, k) && SameShape(req.Model, need, k)) {
+			if !matches(need, k) && !(bundle.MatchesAnyTP(need, k) && bundle.SameShape(req.Model, need, k)) {
 				continue
 			}
 			p, _ := b.Predictor(k)
@@ -118,61 +119,14 @@ func CheckCoverage(b *Bundle, req CoverageRequest) (*CoverageReport, error) {
 }
 
 // matches reports whether predictor key k can answer the needed key.
-func matches(need, k spec.OpKey) bool { return need.TP == k.TP && matchesBut(need, k) }
-
-// matchesBut is matches without the TP.
-func matchesBut(need, k spec.OpKey) bool {
-	switch {
-	case need.Op != k.Op, need.Measurement != k.Measurement:
-		return false
-	case need.EP != 0 && need.EP != k.EP,
-		need.LocalExperts != 0 && need.LocalExperts != k.LocalExperts,
-		need.GatingContext != "" && need.GatingContext != k.GatingContext,
-		need.RoutingPath != "" && need.RoutingPath != k.RoutingPath,
-		need.Workers != 0 && need.Workers != k.Workers:
-		return false
-	}
-	return true
-}
-
-// SameShape reports whether the operator of key a has the same per-GPU
-// shape in model m as that of key b (keys differing in TP): replicated ops
-// such as the layer norms, the embedding and the MoE router are profiled
-// at TP=1 only (FORMATS.md) and cost the same at every TP.
-func SameShape(m *spec.Model, a, b spec.OpKey) bool {
-	if m == nil || a.Op != b.Op {
-		return false
-	}
-	oa, _ := opShape(m, a)
-	ob, _ := opShape(m, b)
-	return oa != nil && ob != nil && *oa == *ob
-}
-
-// Lookup returns the predictor of key k, or, when the bundle has none at
-// k's TP, one at another TP whose operator has the same per-GPU shape in
-// model m (see SameShape; the lowest TP wins).
-func (b *Bundle) Lookup(m *spec.Model, k spec.OpKey) (*Predictor, bool) {
-	if p, ok := b.Predictor(k); ok {
-		return p, true
-	}
-	if k.Measurement == "" {
-		k.Measurement = b.meta.Measurement
-	}
-	for _, c := range b.keys {
-		if c.TP != k.TP && matchesBut(k, c) && c.EP == k.EP && c.LocalExperts == k.LocalExperts &&
-			c.GatingContext == k.GatingContext && c.RoutingPath == k.RoutingPath && c.Workers == k.Workers && SameShape(m, k, c) {
-			return b.preds[c], true
-		}
-	}
-	return nil, false
-}
+func matches(need, k spec.OpKey) bool { return need.TP == k.TP && bundle.MatchesAnyTP(need, k) }
 
 func rank(status string) int {
 	return slices.Index([]string{StatusCovered, StatusGaps, StatusExtrapolate, StatusMissing}, status)
 }
 
 // coverOne compares the needed ranges with one predictor's domain.
-func coverOne(need spec.OpKey, pm *PredictorMeta, ranges []spec.Range, gapRatio float64) CoverageEntry {
+func coverOne(need spec.OpKey, pm *bundle.PredictorMeta, ranges []spec.Range, gapRatio float64) CoverageEntry {
 	c := CoverageEntry{Need: need, Have: pm.Key, Status: StatusCovered}
 	for j, r := range ranges {
 		d := pm.Domain[j]
@@ -256,7 +210,7 @@ func (r *CoverageReport) Print(w io.Writer) error {
 	fmt.Fprintln(tw, "OPERATOR\tTP\tFEATURE\tNEEDED\tSAMPLED\tSTATUS\tDETAIL")
 	for _, e := range r.Entries {
 		name := e.Need.Op
-		if c := conditions(e.Need); c != "-" {
+		if c := bundle.Conditions(e.Need); c != "-" {
 			name += " (" + c + ")"
 		}
 		for i, f := range e.Features {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -88,7 +89,7 @@ func TestCoverageMissingTP(t *testing.T) {
 	for _, e := range rep.Entries {
 		// Replicated ops are answered by their TP=1 predictor; every
 		// op whose shape depends on TP is missing.
-		replicated := SameShape(m, e.Need, spec.OpKey{Op: e.Need.Op, TP: 1, EP: e.Need.EP, Workers: e.Need.Workers})
+		replicated := bundle.SameShape(m, e.Need, spec.OpKey{Op: e.Need.Op, TP: 1, EP: e.Need.EP, Workers: e.Need.Workers})
 		if (e.Status == StatusMissing) == replicated && e.Need.Op != spec.OpLMHead {
 			t.Errorf("%s: status %s, replicated %v", e.Need, e.Status, replicated)
 		}
@@ -107,7 +108,7 @@ func coveringSet(m *spec.Model, l spec.Layout, lim spec.EngineLimits, dev *spec.
 	for _, e := range spec.QueryDomain(m, l, lim) {
 		k := e.Key
 		k.Measurement = spec.CUDAEvent
-		op, _ := opShape(m, k)
+		op, _ := bundle.OpShape(m, k)
 		// Per feature: both ends and powers of two between them, so
 		// neighbours are at most 2x apart.
 		grid := make([][]float64, len(e.Ranges))
@@ -126,7 +127,7 @@ func coveringSet(m *spec.Model, l spec.Layout, lim spec.EngineLimits, dev *spec.
 			if i == len(grid) {
 				x = append([]float64(nil), x...)
 				noise := 1 + 0.02*math.Sin(float64(len(rows))*1.7)
-				rows = append(rows, Row{X: x, TimeMs: rf.EventMs(op, x) * noise, Group: PrimaryGroup, Source: "roofline", Line: len(rows) + 1})
+				rows = append(rows, Row{X: x, TimeMs: rf.EventMs(op, x) * noise, Group: bundle.PrimaryGroup, Source: "roofline", Line: len(rows) + 1})
 				return
 			}
 			for _, v := range grid[i] {
@@ -180,7 +181,7 @@ func TestCoverageCoveringDatasetPasses(t *testing.T) {
 // TestCoverageGaps: sampled neighbours farther apart than the gap ratio are
 // reported but do not fail the check.
 func TestCoverageGaps(t *testing.T) {
-	pm := &PredictorMeta{Key: spec.OpKey{Op: spec.OpAttnPreProj, TP: 1}, Domain: []FeatureDomain{
+	pm := &bundle.PredictorMeta{Key: spec.OpKey{Op: spec.OpAttnPreProj, TP: 1}, Domain: []bundle.FeatureDomain{
 		{Name: spec.FeatNumTokens, Min: 1, Max: 4096, Values: []float64{1, 2, 4, 8, 1024, 2048, 4096}},
 	}}
 	c := coverOne(pm.Key, pm, []spec.Range{{Min: 1, Max: 4096}}, 2)

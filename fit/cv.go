@@ -4,6 +4,9 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
+
+	"github.com/ftk-dev/ftk/bundle"
 )
 
 // assignFolds deals n rows into k folds: a permutation drawn from seed,
@@ -28,7 +31,7 @@ func keySeed(seed uint64, key string) uint64 {
 
 // crossValidate returns out-of-fold predictions: row i is predicted by a
 // model trained on the rows of every other fold.
-func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p ForestParams, workers int) ([]float64, error) {
+func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p bundle.ForestParams, workers int) ([]float64, error) {
 	pred := make([]float64, len(rows))
 	for f := 0; f < k; f++ {
 		train, test := splitFold(rows, folds, f)
@@ -40,27 +43,15 @@ func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, 
 			return nil, err
 		}
 		for _, i := range test {
-			pred[i] = m.predict(rows[i].X)
+			pred[i] = m.Predict(rows[i].X)
 		}
 	}
 	return pred, nil
 }
 
-// ErrorStats summarise absolute percentage errors.
-type ErrorStats struct {
-	// Rows is the number of rows scored (rows of 0 ms have no percentage
-	// error).
-	Rows int `json:"rows"`
-	// MAPE is the mean absolute percentage error, in percent.
-	MAPE float64 `json:"mape_pct"`
-	P50  float64 `json:"p50_ape_pct"`
-	P90  float64 `json:"p90_ape_pct"`
-	Max  float64 `json:"max_ape_pct"`
-}
-
 // errorStats compares predictions with measured times. Rows of 0 ms have
 // no percentage error and are not counted.
-func errorStats(pred []float64, rows []Row) ErrorStats {
+func errorStats(pred []float64, rows []Row) bundle.ErrorStats {
 	apes := make([]float64, 0, len(rows))
 	var s float64
 	for i, r := range rows {
@@ -69,11 +60,11 @@ func errorStats(pred []float64, rows []Row) ErrorStats {
 			s += apes[len(apes)-1]
 		}
 	}
-	st := ErrorStats{Rows: len(apes)}
+	st := bundle.ErrorStats{Rows: len(apes)}
 	if len(apes) == 0 {
 		return st
 	}
-	sortFloats(apes)
+	slices.Sort(apes)
 	st.MAPE = s / float64(len(apes))
 	st.P50, st.P90, st.Max = quantile(apes, 0.5), quantile(apes, 0.9), apes[len(apes)-1]
 	return st

@@ -1,5 +1,5 @@
 // Package fit turns a profile dataset into per-operator latency predictors
-// and stores them in a model bundle (DESIGN section 1).
+// and writes them as a model bundle (package bundle) (DESIGN section 1).
 //
 // Each predictor is a regression random forest trained on one operator key
 // (operator, measurement type, TP, and the MoE / collective conditions of
@@ -20,5 +20,6 @@
 //
 // The bundle is one Arrow IPC file: a node table (predictor, tree, node,
 // feature, threshold, left, right, value) and, in the schema metadata, a
-// JSON document with everything else (see BundleMeta).
+// JSON document with everything else (see bundle.Meta). Package bundle
+// reads, evaluates and writes it; this package trains.
 package fit

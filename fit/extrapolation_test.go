@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -23,11 +24,11 @@ func TestExtrapolationFollowsPhysics(t *testing.T) {
 		maxMAPE float64
 		basis   string
 	}{
-		{spec.OpAttnPreProj, 1, 0, 1024, 10, BasisWork},
+		{spec.OpAttnPreProj, 1, 0, 1024, 10, bundle.BasisWork},
 		// Qwen3-30B-A3B has no dense MLP: the raw-feature fallback.
-		{spec.OpMLPUpProj, 8, 0, 1024, 15, BasisRaw},
-		{spec.OpAttnPrefill, 2, 1, 1024, 15, BasisWork},
-		{spec.OpAttnDecode, 4, 1, 1024, 15, BasisWork},
+		{spec.OpMLPUpProj, 8, 0, 1024, 15, bundle.BasisRaw},
+		{spec.OpAttnPrefill, 2, 1, 1024, 15, bundle.BasisWork},
+		{spec.OpAttnDecode, 4, 1, 1024, 15, bundle.BasisWork},
 	}
 	for _, tc := range tests {
 		t.Run(tc.op, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestExtrapolationFollowsPhysics(t *testing.T) {
 			for _, r := range o.Rows {
 				if r.X[tc.feature] <= tc.cut {
 					below = append(below, r)
-				} else if r.Group == PrimaryGroup {
+				} else if r.Group == bundle.PrimaryGroup {
 					above = append(above, r)
 				}
 			}

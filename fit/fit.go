@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -61,11 +62,11 @@ const maxDepth = 32
 // feature is a split candidate at every node: with two features, drawing
 // one at random per split raised the CV MAPE of every A800 attention
 // predictor (prefill at TP4 from 4.7% to 9.3%).
-func candidates(trees int, seed uint64) []SearchResult {
-	var out []SearchResult
-	for _, target := range []string{TargetLogRatio, TargetLog} {
+func candidates(trees int, seed uint64) []bundle.SearchResult {
+	var out []bundle.SearchResult
+	for _, target := range []string{bundle.TargetLogRatio, bundle.TargetLog} {
 		for _, leaf := range []int{1, 3} {
-			out = append(out, SearchResult{Target: target, Params: ForestParams{Trees: trees, MaxDepth: maxDepth, MinLeaf: leaf, MaxFeatures: 1, Seed: seed}})
+			out = append(out, bundle.SearchResult{Target: target, Params: bundle.ForestParams{Trees: trees, MaxDepth: maxDepth, MinLeaf: leaf, MaxFeatures: 1, Seed: seed}})
 		}
 	}
 	return out
@@ -75,7 +76,7 @@ func candidates(trees int, seed uint64) []SearchResult {
 var ErrTooFewRows = errors.New("too few rows to fit")
 
 // Fit trains one predictor per operator key of ts.
-func Fit(ts *TrainingSet, opt Options) (*Bundle, error) {
+func Fit(ts *TrainingSet, opt Options) (*bundle.Bundle, error) {
 	opt.defaults()
 	if ts == nil || len(ts.Ops) == 0 {
 		return nil, errors.New("fit: the training set is empty")
@@ -107,37 +108,36 @@ func Fit(ts *TrainingSet, opt Options) (*Bundle, error) {
 	if checksum == "" {
 		checksum = ts.computeChecksum()
 	}
-	b := &Bundle{meta: BundleMeta{
-		Format: BundleFormat, SchemaVersion: SchemaVersion,
+	meta := bundle.Meta{
+		Format: bundle.Format, SchemaVersion: bundle.SchemaVersion,
 		Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, DataChecksum: checksum,
 		Seed: opt.Seed, Folds: opt.Folds, HoldoutFraction: opt.HoldoutFraction, ConflictRatio: ConflictRatio,
 		Prediction: predictionNote,
-	}}
-	if arch != nil {
-		b.meta.PhysicsModel = arch.Name
 	}
-	var ms []*model
+	if arch != nil {
+		meta.PhysicsModel = arch.Name
+	}
+	var ms []*bundle.Model
 	for _, o := range ts.Ops {
 		if o.Key.Measurement != ts.Measurement {
 			return nil, fmt.Errorf("fit: %s is not a %s predictor; one bundle holds one measurement type", o.Key, ts.Measurement)
 		}
-		meta, m, err := fitOne(arch, o, opt)
+		pm, m, err := fitOne(arch, o, opt)
 		if err != nil {
 			return nil, err
 		}
-		b.meta.Predictors = append(b.meta.Predictors, *meta)
+		meta.Predictors = append(meta.Predictors, *pm)
 		ms = append(ms, m)
-		fmt.Fprintf(opt.Log, "%s\n", summaryLine(meta))
+		fmt.Fprintf(opt.Log, "%s\n", summaryLine(pm))
 	}
-	b.index(ms)
-	return b, nil
+	return bundle.New(meta, ms), nil
 }
 
-// predictionNote says how predictors are evaluated (BundleMeta.Prediction).
+// predictionNote says how predictors are evaluated (bundle.Meta.Prediction).
 const predictionNote = "a forest on base features is compiled, on its predictor's first query, into an exact lookup grid (one cell per product of split-threshold intervals, one binary search per feature per query); a larger one walks its flattened node array"
 
 // summaryLine is the one-line report of a fitted predictor.
-func summaryLine(m *PredictorMeta) string {
+func summaryLine(m *bundle.PredictorMeta) string {
 	s := fmt.Sprintf("%-55s rows=%-5d target=%-22s min_leaf=%d cv=%.2f%% holdout=%s fallback_cv=%.2f%%",
 		m.Key, m.Rows, m.Target, m.Params.MinLeaf, m.CV.MAPE, pct(m.Holdout), m.FallbackCV.MAPE)
 	for _, d := range m.Dropped {
@@ -149,7 +149,7 @@ func summaryLine(m *PredictorMeta) string {
 	return s
 }
 
-func pct(e ErrorStats) string {
+func pct(e bundle.ErrorStats) string {
 	if e.Rows == 0 {
 		return "-"
 	}
@@ -159,17 +159,17 @@ func pct(e ErrorStats) string {
 // fitOne trains the predictor of one key: resolve conflicting rows, hold
 // out a split, search the candidates by k-fold CV, score the chosen one on
 // the holdout, and train the final model on every kept row.
-func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error) {
+func fitOne(m *spec.Model, o OpRows, opt Options) (*bundle.PredictorMeta, *bundle.Model, error) {
 	seed := keySeed(opt.Seed, o.Key.String())
-	op, note := opShape(m, o.Key)
+	op, note := bundle.OpShape(m, o.Key)
 	names := spec.OpFeatures(o.Key.Op)
 	si := shapeInfo{key: o.Key, op: op, note: note, names: names}
 	for _, r := range o.Rows {
 		if len(r.X) != len(names) {
 			return nil, nil, fmt.Errorf("fit: %s:%d: %s has %d features, want %d (%s)", r.Source, r.Line, o.Key, len(r.X), len(names), strings.Join(names, ", "))
 		}
-		if len(names) > maxFeatures {
-			return nil, nil, fmt.Errorf("fit: %s has %d features, at most %d", o.Key, len(names), maxFeatures)
+		if len(names) > bundle.MaxFeatures {
+			return nil, nil, fmt.Errorf("fit: %s has %d features, at most %d", o.Key, len(names), bundle.MaxFeatures)
 		}
 		for j, v := range r.X {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -189,7 +189,7 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 		return nil, nil, err
 	}
 	if len(zero) > 0 {
-		dropped = append([]Dropped{{Reason: DropZero, Group: zero[0].Group, Rows: len(zero), Ratio: math.NaN(), Lines: firstLines(zero)}}, dropped...)
+		dropped = append([]bundle.Dropped{{Reason: bundle.DropZero, Group: zero[0].Group, Rows: len(zero), Ratio: math.NaN(), Lines: firstLines(zero)}}, dropped...)
 	}
 	if len(rows) < opt.MinRows {
 		return nil, nil, fmt.Errorf("fit: %w: %s keeps %d of %d rows after dropping conflicting ones (at least %d): %v",
@@ -210,7 +210,7 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 		}
 	}
 	folds := assignFolds(len(train), opt.Folds, seed)
-	meta := &PredictorMeta{Key: o.Key, Features: names, ForestFeatures: forestFeatures(o.Key.Op).names,
+	meta := &bundle.PredictorMeta{Key: o.Key, Features: names, ForestFeatures: bundle.ForestFeatures(o.Key.Op).Names(),
 		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: dropped}
 	best := -1
 	for _, c := range candidates(opt.Trees, seed) {
@@ -235,7 +235,7 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 		}
 		hp := make([]float64, len(hold))
 		for i, r := range hold {
-			hp[i] = hm.predict(r.X)
+			hp[i] = hm.Predict(r.X)
 		}
 		meta.Holdout = errorStats(hp, hold)
 	}
@@ -243,7 +243,7 @@ func fitOne(m *spec.Model, o OpRows, opt Options) (*PredictorMeta, *model, error
 	if err != nil {
 		return nil, nil, err
 	}
-	meta.Fallback, meta.FloorMs, meta.Nodes = *final.fb, final.floorMs, len(final.f.nodes)
+	meta.Fallback, meta.FloorMs, meta.Nodes = *final.Fallback(), final.FloorMs(), len(final.Forest().Nodes)
 	return meta, final, nil
 }
 
@@ -263,15 +263,15 @@ func positiveRows(rows []Row) (pos, zero []Row) {
 // zeroPredictor is the predictor of an operator every row of which took 0
 // ms: a view or reshape launches no kernel, so a KERNEL_ONLY profile
 // measures nothing. It answers 0 everywhere.
-func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*PredictorMeta, *model, error) {
-	fb := &Fallback{Basis: BasisRaw, Terms: append([]string{"intercept"}, names...), Coef: make([]float64, 1+len(names)),
+func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*bundle.PredictorMeta, *bundle.Model, error) {
+	fb := &bundle.Fallback{Basis: bundle.BasisRaw, Terms: append([]string{"intercept"}, names...), Coef: make([]float64, 1+len(names)),
 		Note: "every row took 0 ms: the operator costs nothing in this measurement"}
-	f := &forest{nodes: []node{{thr: 0, feat: -1}}, roots: []int32{0}, nfeat: len(names)}
-	meta := &PredictorMeta{Key: k, Features: names, ForestFeatures: forestFeatures(k.Op).names, Target: TargetZero,
-		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: []Dropped{},
-		Params: ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}, Search: []SearchResult{},
+	f := &bundle.Forest{Nodes: []bundle.Node{{Thr: 0, Feat: -1}}, Roots: []int32{0}, NFeat: len(names)}
+	meta := &bundle.PredictorMeta{Key: k, Features: names, ForestFeatures: bundle.ForestFeatures(k.Op).Names(), Target: bundle.TargetZero,
+		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: []bundle.Dropped{},
+		Params: bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}, Search: []bundle.SearchResult{},
 		Fallback: *fb, Nodes: 1}
-	return meta, &model{target: TargetZero, fb: fb, feats: forestFeatures(k.Op), f: f}, nil
+	return meta, bundle.NewModel(bundle.TargetZero, fb, 0, bundle.ForestFeatures(k.Op), f), nil
 }
 
 // fallbackCV returns out-of-fold predictions of the fallback alone.

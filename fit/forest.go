@@ -6,29 +6,12 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/ftk-dev/ftk/bundle"
 )
 
-// ForestParams are the hyperparameters of one regression random forest.
-type ForestParams struct {
-	Trees int `json:"trees"`
-	// MaxDepth bounds the depth of every tree (root = depth 0).
-	MaxDepth int `json:"max_depth"`
-	// MinLeaf is the fewest bootstrap samples a leaf may hold.
-	MinLeaf int `json:"min_leaf"`
-	// MaxFeatures is the fraction of the features drawn as split
-	// candidates at each node (at least one).
-	MaxFeatures float64 `json:"max_features"`
-	// Seed makes the forest reproducible: tree t draws from a generator
-	// seeded with (Seed, t), whatever the number of workers.
-	Seed uint64 `json:"seed"`
-}
-
-// String renders the hyperparameters for people.
-func (p ForestParams) String() string {
-	return fmt.Sprintf("trees=%d depth<=%d min_leaf=%d max_features=%.2g", p.Trees, p.MaxDepth, p.MinLeaf, p.MaxFeatures)
-}
-
-func (p ForestParams) validate() error {
+// validateParams checks forest hyperparameters.
+func validateParams(p bundle.ForestParams) error {
 	switch {
 	case p.Trees < 1:
 		return fmt.Errorf("forest: trees must be at least 1, got %d", p.Trees)
@@ -42,72 +25,11 @@ func (p ForestParams) validate() error {
 	return nil
 }
 
-// node is one node of a flattened tree. An inner node sends x[feat] <= thr
-// to left and everything else to left+1; a leaf has feat < 0 and holds its
-// value in thr. Children are adjacent so one index addresses both.
-type node struct {
-	thr  float64
-	feat int32
-	left int32
-}
-
-// forest is a trained forest: all trees in one node array, roots[t] the
-// index of tree t's root. Its prediction is the mean of the trees.
-type forest struct {
-	nodes []node
-	roots []int32
-	nfeat int
-}
-
-// predict returns the mean leaf value of the trees for x.
-func (f *forest) predict(x []float64) float64 {
-	var s float64
-	nodes := f.nodes
-	for _, r := range f.roots {
-		i := r
-		for {
-			n := &nodes[i]
-			if n.feat < 0 {
-				s += n.thr
-				break
-			}
-			if x[n.feat] <= n.thr {
-				i = n.left
-			} else {
-				i = n.left + 1
-			}
-		}
-	}
-	return s / float64(len(f.roots))
-}
-
-// thresholds returns, per feature, the sorted distinct split thresholds the
-// forest uses.
-func (f *forest) thresholds() [][]float64 {
-	set := make([]map[float64]bool, f.nfeat)
-	for i := range set {
-		set[i] = map[float64]bool{}
-	}
-	for _, n := range f.nodes {
-		if n.feat >= 0 {
-			set[n.feat][n.thr] = true
-		}
-	}
-	out := make([][]float64, f.nfeat)
-	for i, s := range set {
-		for v := range s {
-			out[i] = append(out[i], v)
-		}
-		sortFloats(out[i])
-	}
-	return out
-}
-
 // trainForest grows p.Trees trees on rows x (row-major) with targets y,
 // using up to workers goroutines. The result depends only on the inputs
 // and p.Seed.
-func trainForest(x [][]float64, y []float64, p ForestParams, workers int) (*forest, error) {
-	if err := p.validate(); err != nil {
+func trainForest(x [][]float64, y []float64, p bundle.ForestParams, workers int) (*bundle.Forest, error) {
+	if err := validateParams(p); err != nil {
 		return nil, err
 	}
 	if len(x) == 0 || len(x) != len(y) {
@@ -118,7 +40,7 @@ func trainForest(x [][]float64, y []float64, p ForestParams, workers int) (*fore
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	trees := make([][]node, p.Trees)
+	trees := make([][]bundle.Node, p.Trees)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < min(workers, p.Trees); w++ {
@@ -140,15 +62,15 @@ func trainForest(x [][]float64, y []float64, p ForestParams, workers int) (*fore
 	for _, tr := range trees {
 		total += len(tr)
 	}
-	f := &forest{nfeat: d, roots: make([]int32, len(trees)), nodes: make([]node, 0, total)}
+	f := &bundle.Forest{NFeat: d, Roots: make([]int32, len(trees)), Nodes: make([]bundle.Node, 0, total)}
 	for t, tr := range trees {
-		base := int32(len(f.nodes))
-		f.roots[t] = base
+		base := int32(len(f.Nodes))
+		f.Roots[t] = base
 		for _, n := range tr {
-			if n.feat >= 0 {
-				n.left += base
+			if n.Feat >= 0 {
+				n.Left += base
 			}
-			f.nodes = append(f.nodes, n)
+			f.Nodes = append(f.Nodes, n)
 		}
 	}
 	return f, nil
@@ -159,18 +81,18 @@ type treeGrower struct {
 	bd   *binnedData
 	y    []float64
 	d    int
-	p    ForestParams
+	p    bundle.ForestParams
 	mtry int
 
 	idx   []int32 // bootstrap rows, partitioned in place node by node
 	feats []int
 	cnt   [maxBins]float64
 	sum   [maxBins]float64
-	nodes []node
+	nodes []bundle.Node
 	stack []span
 }
 
-func newTreeGrower(bd *binnedData, y []float64, d int, p ForestParams) *treeGrower {
+func newTreeGrower(bd *binnedData, y []float64, d int, p bundle.ForestParams) *treeGrower {
 	mtry := int(math.Round(p.MaxFeatures * float64(d)))
 	mtry = max(1, min(d, mtry))
 	feats := make([]int, d)
@@ -187,7 +109,7 @@ type span struct {
 }
 
 // grow builds one tree on a bootstrap sample drawn with r.
-func (g *treeGrower) grow(r *rand.Rand) []node {
+func (g *treeGrower) grow(r *rand.Rand) []bundle.Node {
 	n := len(g.y)
 	for i := range g.idx {
 		g.idx[i] = int32(r.IntN(n))
@@ -197,20 +119,20 @@ func (g *treeGrower) grow(r *rand.Rand) []node {
 	for i := range g.feats {
 		g.feats[i] = i
 	}
-	g.nodes = make([]node, 1, 2*n+1)
+	g.nodes = make([]bundle.Node, 1, 2*n+1)
 	stack := append(g.stack[:0], span{0, n, 0, 0})
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		f, bin, thr, mean, ok := g.bestSplit(s, r)
 		if !ok {
-			g.nodes[s.at] = node{thr: mean, feat: -1}
+			g.nodes[s.at] = bundle.Node{Thr: mean, Feat: -1}
 			continue
 		}
 		mid := g.partition(s.lo, s.hi, f, bin)
 		left := int32(len(g.nodes))
-		g.nodes = append(g.nodes, node{}, node{})
-		g.nodes[s.at] = node{thr: thr, feat: int32(f), left: left}
+		g.nodes = append(g.nodes, bundle.Node{}, bundle.Node{})
+		g.nodes[s.at] = bundle.Node{Thr: thr, Feat: int32(f), Left: left}
 		stack = append(stack, span{mid, s.hi, s.depth + 1, left + 1}, span{s.lo, mid, s.depth + 1, left})
 	}
 	g.stack = stack

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ftk-dev/ftk/bundle"
 )
 
 func synthRows(n, d int, seed uint64) ([][]float64, []float64) {
@@ -28,7 +30,7 @@ func synthRowsCard(n, d, card int, seed uint64) ([][]float64, []float64) {
 
 func BenchmarkTrainForest1D(b *testing.B) {
 	x, y := synthRows(210, 1, 1)
-	p := ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
+	p := bundle.ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
 	for b.Loop() {
 		if _, err := trainForest(x, y, p, 1); err != nil {
 			b.Fatal(err)
@@ -38,7 +40,7 @@ func BenchmarkTrainForest1D(b *testing.B) {
 
 func BenchmarkTrainForest2D(b *testing.B) {
 	x, y := synthRows(430, 2, 1)
-	p := ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
+	p := bundle.ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
 	for b.Loop() {
 		if _, err := trainForest(x, y, p, 1); err != nil {
 			b.Fatal(err)

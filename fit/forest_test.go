@@ -3,24 +3,26 @@ package fit
 import (
 	"math"
 	"testing"
+
+	"github.com/ftk-dev/ftk/bundle"
 )
 
 func TestGridMatchesForest(t *testing.T) {
 	for _, d := range []int{1, 2, 3} {
 		card := []int{0, 200, 40, 12}[d]
 		x, y := synthRowsCard(300, d, card, uint64(d))
-		f, err := trainForest(x, y, ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
+		f, err := trainForest(x, y, bundle.ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := compileGrid(f)
+		g := bundle.CompileGrid(f)
 		if g == nil {
 			t.Fatalf("d=%d: no grid", d)
 		}
 		probe, _ := synthRowsCard(2000, d, card+5, 99)
 		probe = append(probe, x...)
 		for _, q := range probe {
-			a, b := f.predict(q), g.predict(q)
+			a, b := f.Predict(q), g.Predict(q)
 			if math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a)) {
 				t.Fatalf("d=%d x=%v: forest %g, grid %g", d, q, a, b)
 			}
@@ -30,7 +32,7 @@ func TestGridMatchesForest(t *testing.T) {
 
 func TestForestDeterministic(t *testing.T) {
 	x, y := synthRows(400, 2, 5)
-	p := ForestParams{Trees: 24, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 0.5, Seed: 11}
+	p := bundle.ForestParams{Trees: 24, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 0.5, Seed: 11}
 	a, err := trainForest(x, y, p, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -39,12 +41,12 @@ func TestForestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.nodes) != len(b.nodes) {
-		t.Fatalf("%d nodes with 1 worker, %d with 4", len(a.nodes), len(b.nodes))
+	if len(a.Nodes) != len(b.Nodes) {
+		t.Fatalf("%d nodes with 1 worker, %d with 4", len(a.Nodes), len(b.Nodes))
 	}
-	for i := range a.nodes {
-		if a.nodes[i] != b.nodes[i] {
-			t.Fatalf("node %d differs: %+v vs %+v", i, a.nodes[i], b.nodes[i])
+	for i := range a.Nodes {
+		if a.Nodes[i] != b.Nodes[i] {
+			t.Fatalf("node %d differs: %+v vs %+v", i, a.Nodes[i], b.Nodes[i])
 		}
 	}
 	p.Seed = 12
@@ -52,9 +54,9 @@ func TestForestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := len(c.nodes) == len(a.nodes)
-	for i := 0; same && i < len(a.nodes); i++ {
-		same = a.nodes[i] == c.nodes[i]
+	same := len(c.Nodes) == len(a.Nodes)
+	for i := 0; same && i < len(a.Nodes); i++ {
+		same = a.Nodes[i] == c.Nodes[i]
 	}
 	if same {
 		t.Error("another seed grew the same forest")
@@ -73,12 +75,12 @@ func TestForestLearnsAndRespectsLimits(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		p    ForestParams
+		p    bundle.ForestParams
 		tol  float64
 	}{
-		{"full", ForestParams{Trees: 30, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 1}, 0.2},
-		{"stumps", ForestParams{Trees: 30, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1, Seed: 1}, 1.5},
-		{"big leaves", ForestParams{Trees: 30, MaxDepth: 32, MinLeaf: 20, MaxFeatures: 1, Seed: 1}, 0.5},
+		{"full", bundle.ForestParams{Trees: 30, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 1}, 0.2},
+		{"stumps", bundle.ForestParams{Trees: 30, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1, Seed: 1}, 1.5},
+		{"big leaves", bundle.ForestParams{Trees: 30, MaxDepth: 32, MinLeaf: 20, MaxFeatures: 1, Seed: 1}, 0.5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,13 +90,13 @@ func TestForestLearnsAndRespectsLimits(t *testing.T) {
 			}
 			var mae float64
 			for i, r := range x {
-				mae += math.Abs(f.predict(r) - y[i])
+				mae += math.Abs(f.Predict(r) - y[i])
 			}
 			mae /= float64(len(x))
 			if mae > tc.tol {
 				t.Errorf("mean absolute error %.3f, want <= %g", mae, tc.tol)
 			}
-			for ti, root := range f.roots {
+			for ti, root := range f.Roots {
 				if depth := treeDepth(f, root); depth > tc.p.MaxDepth {
 					t.Fatalf("tree %d depth %d > %d", ti, depth, tc.p.MaxDepth)
 				}
@@ -104,17 +106,17 @@ func TestForestLearnsAndRespectsLimits(t *testing.T) {
 }
 
 // treeDepth returns the depth of the subtree at i (a leaf is 0).
-func treeDepth(f *forest, i int32) int {
-	n := f.nodes[i]
-	if n.feat < 0 {
+func treeDepth(f *bundle.Forest, i int32) int {
+	n := f.Nodes[i]
+	if n.Feat < 0 {
 		return 0
 	}
-	return 1 + max(treeDepth(f, n.left), treeDepth(f, n.left+1))
+	return 1 + max(treeDepth(f, n.Left), treeDepth(f, n.Left+1))
 }
 
 func TestForestBadParams(t *testing.T) {
 	x, y := synthRows(10, 1, 1)
-	for _, p := range []ForestParams{
+	for _, p := range []bundle.ForestParams{
 		{Trees: 0, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1},
 		{Trees: 1, MaxDepth: 0, MinLeaf: 1, MaxFeatures: 1},
 		{Trees: 1, MaxDepth: 3, MinLeaf: 0, MaxFeatures: 1},
@@ -125,7 +127,7 @@ func TestForestBadParams(t *testing.T) {
 			t.Errorf("%v: no error", p)
 		}
 	}
-	if _, err := trainForest(nil, nil, ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
+	if _, err := trainForest(nil, nil, bundle.ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
 		t.Error("no rows: no error")
 	}
 }

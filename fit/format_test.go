@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/ftk-dev/ftk/bundle"
 )
 
 // TestBundleFormatAsDocumented reads a bundle the way the README tells a
@@ -79,7 +80,7 @@ func TestBundleFormatAsDocumented(t *testing.T) {
 		}
 	}
 	for pi, pm := range meta.Predictors {
-		p, _ := b.Predictor(b.meta.Predictors[pi].Key)
+		p, _ := b.Predictor(b.Meta().Predictors[pi].Key)
 		for _, x := range queries(p, 200) {
 			var sum float64
 			n := 0
@@ -102,9 +103,9 @@ func TestBundleFormatAsDocumented(t *testing.T) {
 			r := sum / float64(n)
 			var ms float64
 			switch pm.Target {
-			case TargetLogRatio:
+			case bundle.TargetLogRatio:
 				ms = math.Max(p.FallbackMs(x), pm.FloorMs) * math.Exp(r)
-			case TargetLog:
+			case bundle.TargetLog:
 				ms = math.Exp(r)
 			default:
 				ms = r

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -60,11 +61,11 @@ func TestFallbackMonotone(t *testing.T) {
 				continue
 			}
 			for _, e := range spec.QueryDomain(m, l, spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}) {
-				op, _ := opShape(m, e.Key)
+				op, _ := bundle.OpShape(m, e.Key)
 				if op == nil {
 					t.Fatalf("%s %s: no shape for %s", name, l, e.Key)
 				}
-				fb := &Fallback{Basis: BasisWork, Op: op, Coef: []float64{0.01, 1e-9, 1e-7}}
+				fb := &bundle.Fallback{Basis: bundle.BasisWork, Op: op, Coef: []float64{0.01, 1e-9, 1e-7}}
 				lo := make([]float64, len(e.Ranges))
 				for i, r := range e.Ranges {
 					lo[i] = r.Min

@@ -3,9 +3,9 @@ package fit
 import (
 	"fmt"
 	"io"
-	"math"
 	"text/tabwriter"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -19,17 +19,17 @@ type OpError struct {
 	Missing bool
 	// Stats compare predictions with the dataset's medians on every row;
 	// Extrapolated counts rows outside the predictor's sampled domain.
-	Stats        ErrorStats
+	Stats        bundle.ErrorStats
 	Extrapolated int
 	// CV and Holdout are the predictor's own figures from the bundle.
-	CV, Holdout ErrorStats
+	CV, Holdout bundle.ErrorStats
 	// Dropped is the number of rows fit left out when training.
 	Dropped int
 }
 
 // Report predicts every row of ts with b and summarises the errors per
 // operator key. The bundle must match the rows' device and measurement.
-func Report(b *Bundle, ts *TrainingSet) ([]OpError, error) {
+func Report(b *bundle.Bundle, ts *TrainingSet) ([]OpError, error) {
 	if err := b.Check(ts.Device, ts.Measurement); err != nil {
 		return nil, err
 	}
@@ -40,39 +40,24 @@ func Report(b *Bundle, ts *TrainingSet) ([]OpError, error) {
 			out = append(out, OpError{Key: o.Key, Rows: len(o.Rows), Missing: true})
 			continue
 		}
-		e := OpError{Key: o.Key, Rows: len(o.Rows), CV: p.meta.CV, Holdout: p.meta.Holdout}
-		for _, d := range p.meta.Dropped {
+		e := OpError{Key: o.Key, Rows: len(o.Rows), CV: p.Meta().CV, Holdout: p.Meta().Holdout}
+		for _, d := range p.Meta().Dropped {
 			e.Dropped += d.Rows
 		}
 		pred := make([]float64, len(o.Rows))
 		for i, r := range o.Rows {
-			if len(r.X) != len(p.meta.Features) {
-				return nil, fmt.Errorf("report: %s:%d: %s has %d features, the predictor %d", r.Source, r.Line, o.Key, len(r.X), len(p.meta.Features))
+			if len(r.X) != len(p.Meta().Features) {
+				return nil, fmt.Errorf("report: %s:%d: %s has %d features, the predictor %d", r.Source, r.Line, o.Key, len(r.X), len(p.Meta().Features))
 			}
 			if !p.InDomain(r.X) {
 				e.Extrapolated++
 			}
-			pred[i] = p.model().predictOrExtrapolate(p, r.X)
+			pred[i] = p.PredictUncounted(r.X)
 		}
 		e.Stats = errorStats(pred, o.Rows)
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// predictOrExtrapolate is PredictMs without touching the predictor's
-// out-of-domain counter (a report is not a simulation).
-func (m *model) predictOrExtrapolate(p *Predictor, x []float64) float64 {
-	var xc [maxFeatures]float64
-	below, above := false, false
-	for i, v := range x {
-		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
-		below, above = below || v < p.lo[i], above || v > p.hi[i]
-	}
-	if !below && !above {
-		return m.predict(x)
-	}
-	return m.extrapolate(x, xc[:len(x)], below, above)
 }
 
 // WriteReport prints the per-operator error table.
@@ -82,14 +67,14 @@ func WriteReport(w io.Writer, rows []OpError) error {
 	var sum float64
 	var n int
 	for _, r := range rows {
-		cond := conditions(r.Key)
+		cond := bundle.Conditions(r.Key)
 		if r.Missing {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Rows)
 			continue
 		}
 		sum, n = sum+r.Stats.MAPE, n+1
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.2f\t%s\t%d\t\n", r.Key.Op, r.Key.TP, cond, r.Rows,
-			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, r.CV.MAPE, pctNum(r.Holdout), r.Dropped)
+			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, r.CV.MAPE, bundle.PctNum(r.Holdout), r.Dropped)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -101,48 +86,11 @@ func WriteReport(w io.Writer, rows []OpError) error {
 	return nil
 }
 
-func pctNum(e ErrorStats) string {
-	if e.Rows == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", e.MAPE)
-}
-
-// conditions renders the parts of a key beyond operator, measurement and TP.
-func conditions(k spec.OpKey) string {
-	s := ""
-	add := func(v string) {
-		if s != "" {
-			s += " "
-		}
-		s += v
-	}
-	if k.EP > 0 {
-		add(fmt.Sprintf("ep=%d", k.EP))
-	}
-	if k.LocalExperts > 0 {
-		add(fmt.Sprintf("experts=%d", k.LocalExperts))
-	}
-	if k.GatingContext != "" {
-		add(k.GatingContext)
-	}
-	if k.RoutingPath != "" {
-		add(k.RoutingPath)
-	}
-	if k.Workers > 0 {
-		add(fmt.Sprintf("workers=%d", k.Workers))
-	}
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // ReportDataset loads a bundle and a profile dataset directory and writes
 // the per-operator error table of the bundle on the dataset's rows of the
 // bundle's measurement type: the body of "ftk validate ops BUNDLE DATASET".
 func ReportDataset(w io.Writer, bundlePath, datasetDir string) error {
-	b, err := LoadBundle(bundlePath)
+	b, err := bundle.Load(bundlePath)
 	if err != nil {
 		return err
 	}
@@ -159,7 +107,7 @@ func ReportDataset(w io.Writer, bundlePath, datasetDir string) error {
 		return fmt.Errorf("validate ops %s on %s: %w", bundlePath, datasetDir, err)
 	}
 	same := "other data than it was trained on"
-	if ts.Checksum == b.meta.DataChecksum {
+	if ts.Checksum == b.Meta().DataChecksum {
 		same = "the data it was trained on (in-sample)"
 	}
 	fmt.Fprintf(w, "bundle %s (%s, %s, %s) on dataset %s: %s\n", bundlePath, b.Device(), b.Model(), b.Measurement(), datasetDir, same)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -140,8 +141,8 @@ func TestZeroTimeOperator(t *testing.T) {
 	if !ok {
 		t.Fatal("no attn_input_reshape predictor")
 	}
-	if p.Meta().Target != TargetZero {
-		t.Errorf("target %s, want %s", p.Meta().Target, TargetZero)
+	if p.Meta().Target != bundle.TargetZero {
+		t.Errorf("target %s, want %s", p.Meta().Target, bundle.TargetZero)
 	}
 	for _, x := range []float64{1, 64, 1e6} {
 		if v := p.PredictMs([]float64{x}); v != 0 {

@@ -1,13 +1,13 @@
 package fit
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"math"
 	"slices"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -46,7 +46,7 @@ type TrainingSet struct {
 
 // sortOps orders the operators by key.
 func (ts *TrainingSet) sortOps() {
-	slices.SortFunc(ts.Ops, func(a, b OpRows) int { return compareKeys(a.Key, b.Key) })
+	slices.SortFunc(ts.Ops, func(a, b OpRows) int { return bundle.CompareKeys(a.Key, b.Key) })
 }
 
 // computeChecksum hashes the rows, for training sets that did not come
@@ -70,19 +70,4 @@ func (ts *TrainingSet) computeChecksum() string {
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// compareKeys orders operator keys by operator, then measurement, TP and
-// the remaining conditions.
-func compareKeys(a, b spec.OpKey) int {
-	return cmp.Or(
-		cmp.Compare(a.Op, b.Op),
-		cmp.Compare(a.Measurement, b.Measurement),
-		cmp.Compare(a.TP, b.TP),
-		cmp.Compare(a.EP, b.EP),
-		cmp.Compare(a.LocalExperts, b.LocalExperts),
-		cmp.Compare(a.GatingContext, b.GatingContext),
-		cmp.Compare(a.RoutingPath, b.RoutingPath),
-		cmp.Compare(a.Workers, b.Workers),
-	)
 }

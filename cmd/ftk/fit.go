@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
@@ -59,14 +60,14 @@ Examples:
 		}, layoutFlags()...),
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
-			var b *fit.Bundle
+			var b *bundle.Bundle
 			var ts *fit.TrainingSet
 			if path := cmd.String("bundle"); path != "" {
 				if cmd.Args().Len() > 0 || cmd.String("output") != "" || !cmd.Bool("check-coverage") {
 					return usageError("fit --bundle BUNDLE checks an existing bundle: it takes --check-coverage and no DATASET or -o")
 				}
 				var err error
-				if b, err = fit.LoadBundle(path); err != nil {
+				if b, err = bundle.Load(path); err != nil {
 					return err
 				}
 			} else {
@@ -122,7 +123,7 @@ Examples:
 }
 
 // checkCoverage runs fit --check-coverage against bundle b.
-func checkCoverage(cmd *cli.Command, b *fit.Bundle) error {
+func checkCoverage(cmd *cli.Command, b *bundle.Bundle) error {
 	name := cmd.String("model")
 	if name == "" {
 		name = b.Model()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/progress"
@@ -245,7 +246,7 @@ Examples:
 // loadBundlePredictors opens a fit bundle for re-simulation, for the model
 // and device it was fitted on.
 func loadBundlePredictors(path string) (cost.PredictorSet, error) {
-	b, err := fit.LoadBundle(path)
+	b, err := bundle.Load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package fit
+package bundle
 
 import (
 	"bufio"
@@ -24,13 +24,13 @@ import (
 const (
 	metaFormat        = "ftk.format"
 	metaSchemaVersion = "ftk.schema_version"
-	metaBundle        = "ftk.bundle"         // BundleMeta as JSON
+	metaBundle        = "ftk.bundle"         // Meta as JSON
 	metaContentSHA256 = "ftk.content_sha256" // see contentHash
 )
 
 // Node table columns. One row per tree node; a record batch per predictor.
 const (
-	colPredictor = "predictor" // index into BundleMeta.Predictors
+	colPredictor = "predictor" // index into Meta.Predictors
 	colTree      = "tree"
 	colNode      = "node"      // index within the tree; 0 is the root
 	colFeature   = "feature"   // index into forest_features; -1 for a leaf
@@ -55,21 +55,21 @@ func nodeSchema(md arrow.Metadata) *arrow.Schema {
 
 // contentHash is the sha256 over the metadata JSON and every node, in
 // order: it detects any change to the file's content after fit wrote it.
-func contentHash(metaJSON []byte, forests []*forest) string {
+func contentHash(metaJSON []byte, forests []*Forest) string {
 	h := sha256.New()
 	h.Write(metaJSON)
 	var buf [20]byte
 	for _, f := range forests {
-		binary.LittleEndian.PutUint32(buf[:4], uint32(len(f.roots)))
+		binary.LittleEndian.PutUint32(buf[:4], uint32(len(f.Roots)))
 		h.Write(buf[:4])
-		for _, r := range f.roots {
+		for _, r := range f.Roots {
 			binary.LittleEndian.PutUint32(buf[:4], uint32(r))
 			h.Write(buf[:4])
 		}
-		for _, n := range f.nodes {
-			binary.LittleEndian.PutUint64(buf[0:8], math.Float64bits(n.thr))
-			binary.LittleEndian.PutUint32(buf[8:12], uint32(n.feat))
-			binary.LittleEndian.PutUint32(buf[12:16], uint32(n.left))
+		for _, n := range f.Nodes {
+			binary.LittleEndian.PutUint64(buf[0:8], math.Float64bits(n.Thr))
+			binary.LittleEndian.PutUint32(buf[8:12], uint32(n.Feat))
+			binary.LittleEndian.PutUint32(buf[12:16], uint32(n.Left))
 			h.Write(buf[:16])
 		}
 	}
@@ -80,22 +80,22 @@ func contentHash(metaJSON []byte, forests []*forest) string {
 // temporary file in the same directory and renames it, so path never holds
 // a half-written bundle.
 func (b *Bundle) Write(path string) error {
-	err := atomicfile.Write(path, func(w *bufio.Writer) error { return b.encode(w) })
+	err := atomicfile.Write(path, func(w *bufio.Writer) error { return b.Encode(w) })
 	if err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}
 	return nil
 }
 
-// encode writes the bundle as an Arrow IPC file.
-func (b *Bundle) encode(out io.Writer) error {
+// Encode writes the bundle as an Arrow IPC file.
+func (b *Bundle) Encode(out io.Writer) error {
 	metaJSON, err := json.Marshal(&b.meta)
 	if err != nil {
 		return err
 	}
 	md := arrow.NewMetadata(
 		[]string{metaFormat, metaSchemaVersion, metaBundle, metaContentSHA256},
-		[]string{BundleFormat, strconv.Itoa(b.meta.SchemaVersion), string(metaJSON), contentHash(metaJSON, b.forests)},
+		[]string{Format, strconv.Itoa(b.meta.SchemaVersion), string(metaJSON), contentHash(metaJSON, b.forests)},
 	)
 	schema := nodeSchema(md)
 	mem := memory.NewGoAllocator()
@@ -119,7 +119,7 @@ func (b *Bundle) encode(out io.Writer) error {
 
 // appendNodes adds the node rows of one forest, with node indices local to
 // their tree.
-func appendNodes(rb *array.RecordBuilder, pi int32, f *forest) {
+func appendNodes(rb *array.RecordBuilder, pi int32, f *Forest) {
 	pred := rb.Field(0).(*array.Int32Builder)
 	tree := rb.Field(1).(*array.Int32Builder)
 	nodeB := rb.Field(2).(*array.Int32Builder)
@@ -128,43 +128,43 @@ func appendNodes(rb *array.RecordBuilder, pi int32, f *forest) {
 	left := rb.Field(5).(*array.Int32Builder)
 	right := rb.Field(6).(*array.Int32Builder)
 	val := rb.Field(7).(*array.Float64Builder)
-	for t, root := range f.roots {
-		end := int32(len(f.nodes))
-		if t+1 < len(f.roots) {
-			end = f.roots[t+1]
+	for t, root := range f.Roots {
+		end := int32(len(f.Nodes))
+		if t+1 < len(f.Roots) {
+			end = f.Roots[t+1]
 		}
 		for i := root; i < end; i++ {
-			n := f.nodes[i]
+			n := f.Nodes[i]
 			pred.Append(pi)
 			tree.Append(int32(t))
 			nodeB.Append(i - root)
-			feat.Append(n.feat)
-			if n.feat < 0 {
+			feat.Append(n.Feat)
+			if n.Feat < 0 {
 				thr.AppendNull()
 				left.AppendNull()
 				right.AppendNull()
-				val.Append(n.thr)
+				val.Append(n.Thr)
 				continue
 			}
-			thr.Append(n.thr)
-			left.Append(n.left - root)
-			right.Append(n.left + 1 - root)
+			thr.Append(n.Thr)
+			left.Append(n.Left - root)
+			right.Append(n.Left + 1 - root)
 			val.AppendNull()
 		}
 	}
 }
 
-// LoadBundle reads a bundle written by Write. It refuses a file that is
+// Load reads a bundle written by Write. It refuses a file that is
 // not an ftk bundle, has another schema version, or whose content does not
 // match its checksum.
-func LoadBundle(path string) (*Bundle, error) {
+func Load(path string) (*Bundle, error) {
 	data, release, err := readBundleFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle: %w", err)
 	}
 	// decodeBundle copies everything it keeps out of data.
 	defer release()
-	b, err := decodeBundle(data)
+	b, err := Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("load bundle %s: %w", path, err)
 	}
@@ -174,10 +174,10 @@ func LoadBundle(path string) (*Bundle, error) {
 // errCorrupt wraps every structural problem of a bundle file.
 var errCorrupt = errors.New("corrupted bundle")
 
-// decodeBundle reads bundle file bytes; the node columns are read in
+// Decode reads bundle file bytes; the node columns are read in
 // place, without copies. A malformed file the Arrow reader panics on is
 // reported as corrupted.
-func decodeBundle(data []byte) (b *Bundle, err error) {
+func Decode(data []byte) (b *Bundle, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			b, err = nil, fmt.Errorf("malformed Arrow data (%v): %w", p, errCorrupt)
@@ -189,23 +189,23 @@ func decodeBundle(data []byte) (b *Bundle, err error) {
 	}
 	defer r.Close()
 	md := r.Schema().Metadata()
-	if f, _ := md.GetValue(metaFormat); f != BundleFormat {
+	if f, _ := md.GetValue(metaFormat); f != Format {
 		return nil, fmt.Errorf("not an ftk model bundle (schema metadata %s is %q)", metaFormat, f)
 	}
 	if v, _ := md.GetValue(metaSchemaVersion); v != strconv.Itoa(SchemaVersion) {
 		return nil, fmt.Errorf("bundle schema version %s, this ftk reads version %d: refit it with this ftk (ftk fit)", v, SchemaVersion)
 	}
 	metaJSON, _ := md.GetValue(metaBundle)
-	var meta BundleMeta
+	var meta Meta
 	if err := json.Unmarshal([]byte(metaJSON), &meta); err != nil {
 		return nil, fmt.Errorf("metadata %s: %v: %w", metaBundle, err, errCorrupt)
 	}
-	if meta.SchemaVersion != SchemaVersion || meta.Format != BundleFormat {
+	if meta.SchemaVersion != SchemaVersion || meta.Format != Format {
 		return nil, fmt.Errorf("metadata says format %q version %d: %w", meta.Format, meta.SchemaVersion, errCorrupt)
 	}
-	forests := make([]*forest, len(meta.Predictors))
+	forests := make([]*Forest, len(meta.Predictors))
 	for i := range forests {
-		forests[i] = &forest{nfeat: len(meta.Predictors[i].ForestFeatures)}
+		forests[i] = &Forest{NFeat: len(meta.Predictors[i].ForestFeatures)}
 	}
 	for i := 0; i < r.NumRecords(); i++ {
 		rec, err := r.RecordBatch(i)
@@ -221,7 +221,7 @@ func decodeBundle(data []byte) (b *Bundle, err error) {
 		return nil, fmt.Errorf("content checksum %s does not match the recorded %s (the file was modified or damaged): %w", got, want, errCorrupt)
 	}
 	b = &Bundle{meta: meta}
-	ms := make([]*model, len(forests))
+	ms := make([]*Model, len(forests))
 	for i, f := range forests {
 		pm := &b.meta.Predictors[i]
 		m, err := restoreModel(pm, f)
@@ -236,7 +236,7 @@ func decodeBundle(data []byte) (b *Bundle, err error) {
 
 // readNodes appends the nodes of one record batch to their forests,
 // checking every reference.
-func readNodes(rec arrow.RecordBatch, forests []*forest) error {
+func readNodes(rec arrow.RecordBatch, forests []*Forest) error {
 	if rec.NumCols() != 8 {
 		return fmt.Errorf("%d columns, want 8: %w", rec.NumCols(), errCorrupt)
 	}
@@ -277,7 +277,7 @@ func readNodes(rec arrow.RecordBatch, forests []*forest) error {
 	thrs, lefts, rights, vals := thr.Float64Values(), left.Int32Values(), right.Int32Values(), val.Float64Values()
 	if len(preds) > 0 {
 		if pi := int(preds[0]); pi >= 0 && pi < len(forests) {
-			forests[pi].nodes = slices.Grow(forests[pi].nodes, len(preds))
+			forests[pi].Nodes = slices.Grow(forests[pi].Nodes, len(preds))
 		}
 	}
 	for i := range preds {
@@ -288,49 +288,49 @@ func readNodes(rec arrow.RecordBatch, forests []*forest) error {
 		f := forests[pi]
 		t, n := int(trees[i]), nodes[i]
 		if n == 0 {
-			if t != len(f.roots) {
+			if t != len(f.Roots) {
 				return fmt.Errorf("row %d: tree %d of predictor %d out of order: %w", i, t, pi, errCorrupt)
 			}
-			f.roots = append(f.roots, int32(len(f.nodes)))
+			f.Roots = append(f.Roots, int32(len(f.Nodes)))
 		}
-		if len(f.roots) == 0 || t != len(f.roots)-1 || int(n) != len(f.nodes)-int(f.roots[t]) {
+		if len(f.Roots) == 0 || t != len(f.Roots)-1 || int(n) != len(f.Nodes)-int(f.Roots[t]) {
 			return fmt.Errorf("row %d: node %d of tree %d of predictor %d out of order: %w", i, n, t, pi, errCorrupt)
 		}
-		root := f.roots[t]
+		root := f.Roots[t]
 		fi := feats[i]
 		if fi < 0 {
 			if val.IsNull(i) {
 				return fmt.Errorf("row %d: leaf without a value: %w", i, errCorrupt)
 			}
-			f.nodes = append(f.nodes, node{thr: vals[i], feat: -1})
+			f.Nodes = append(f.Nodes, Node{Thr: vals[i], Feat: -1})
 			continue
 		}
-		if int(fi) >= f.nfeat || thr.IsNull(i) || left.IsNull(i) || right.IsNull(i) || rights[i] != lefts[i]+1 || lefts[i] <= n {
+		if int(fi) >= f.NFeat || thr.IsNull(i) || left.IsNull(i) || right.IsNull(i) || rights[i] != lefts[i]+1 || lefts[i] <= n {
 			return fmt.Errorf("row %d: inner node %d of tree %d of predictor %d is malformed: %w", i, n, t, pi, errCorrupt)
 		}
-		f.nodes = append(f.nodes, node{thr: thrs[i], feat: fi, left: root + lefts[i]})
+		f.Nodes = append(f.Nodes, Node{Thr: thrs[i], Feat: fi, Left: root + lefts[i]})
 	}
 	return nil
 }
 
 // restoreModel rebuilds a predictor's model from its metadata and forest.
-func restoreModel(pm *PredictorMeta, f *forest) (*model, error) {
-	if len(f.roots) == 0 {
+func restoreModel(pm *PredictorMeta, f *Forest) (*Model, error) {
+	if len(f.Roots) == 0 {
 		return nil, fmt.Errorf("no trees: %w", errCorrupt)
 	}
 	// Every child must exist.
-	for t, root := range f.roots {
-		end := int32(len(f.nodes))
-		if t+1 < len(f.roots) {
-			end = f.roots[t+1]
+	for t, root := range f.Roots {
+		end := int32(len(f.Nodes))
+		if t+1 < len(f.Roots) {
+			end = f.Roots[t+1]
 		}
 		for i := root; i < end; i++ {
-			if n := f.nodes[i]; n.feat >= 0 && n.left+1 >= end {
+			if n := f.Nodes[i]; n.Feat >= 0 && n.Left+1 >= end {
 				return nil, fmt.Errorf("tree %d node %d points past its tree: %w", t, i-root, errCorrupt)
 			}
 		}
 	}
-	fs := forestFeatures(pm.Key.Op)
+	fs := ForestFeatures(pm.Key.Op)
 	if !slices.Equal(fs.names, pm.ForestFeatures) {
 		return nil, fmt.Errorf("forest features %v, this ftk computes %v for %s: refit the bundle", pm.ForestFeatures, fs.names, pm.Key.Op)
 	}
@@ -347,8 +347,8 @@ func restoreModel(pm *PredictorMeta, f *forest) (*model, error) {
 		fb.Basis == BasisRaw && len(fb.Coef) != 1+len(pm.Features):
 		return nil, fmt.Errorf("fallback basis %q with %d coefficients: %w", fb.Basis, len(fb.Coef), errCorrupt)
 	}
-	if len(pm.Domain) != len(pm.Features) || len(pm.Features) > maxFeatures {
+	if len(pm.Domain) != len(pm.Features) || len(pm.Features) > MaxFeatures {
 		return nil, fmt.Errorf("%d domain ranges for %d features: %w", len(pm.Domain), len(pm.Features), errCorrupt)
 	}
-	return &model{target: pm.Target, fb: &pm.Fallback, floorMs: pm.FloorMs, feats: fs, f: f}, nil
+	return &Model{target: pm.Target, fb: &pm.Fallback, floorMs: pm.FloorMs, feats: fs, f: f}, nil
 }

@@ -1,9 +1,11 @@
-package fit
+package bundle
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // WriteSummary prints what the bundle holds: one line per predictor with
@@ -26,8 +28,8 @@ func (b *Bundle) WriteSummary(w io.Writer) error {
 			fb += " features"
 		}
 		sum += p.CV.MAPE
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%s\t%.2f\t%s\t\n", k.Op, k.TP, conditions(k), p.Rows, dropped,
-			p.Target, p.Params.MinLeaf, p.CV.MAPE, pctNum(p.Holdout), p.FallbackCV.MAPE, fb)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%d\t%.2f\t%s\t%.2f\t%s\t\n", k.Op, k.TP, Conditions(k), p.Rows, dropped,
+			p.Target, p.Params.MinLeaf, p.CV.MAPE, PctNum(p.Holdout), p.FallbackCV.MAPE, fb)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -37,4 +39,41 @@ func (b *Bundle) WriteSummary(w io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+func PctNum(e ErrorStats) string {
+	if e.Rows == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", e.MAPE)
+}
+
+// conditions renders the parts of a key beyond operator, measurement and TP.
+func Conditions(k spec.OpKey) string {
+	s := ""
+	add := func(v string) {
+		if s != "" {
+			s += " "
+		}
+		s += v
+	}
+	if k.EP > 0 {
+		add(fmt.Sprintf("ep=%d", k.EP))
+	}
+	if k.LocalExperts > 0 {
+		add(fmt.Sprintf("experts=%d", k.LocalExperts))
+	}
+	if k.GatingContext != "" {
+		add(k.GatingContext)
+	}
+	if k.RoutingPath != "" {
+		add(k.RoutingPath)
+	}
+	if k.Workers > 0 {
+		add(fmt.Sprintf("workers=%d", k.Workers))
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,20 +1,20 @@
-package fit
+package bundle
 
 import "github.com/ftk-dev/ftk/spec"
 
-// maxFeatures bounds the base and forest features of one predictor, so
+// MaxFeatures bounds the base and forest features of one predictor, so
 // prediction needs no allocation.
-const maxFeatures = 8
+const MaxFeatures = 8
 
-// featureSet maps an operator's base features (spec.OpFeatures) to the
+// FeatureSet maps an operator's base features (spec.OpFeatures) to the
 // features its forest splits on. A nil engineer is the identity; only such
 // forests compile into an exact lookup grid.
-type featureSet struct {
+type FeatureSet struct {
 	names    []string
-	engineer func(x []float64, out *[maxFeatures]float64)
+	engineer func(x []float64, out *[MaxFeatures]float64)
 }
 
-// forestFeatures decides the forest features of operator op. The forest
+// ForestFeatures decides the forest features of operator op. The forest
 // learns the log ratio of the time to the physical fallback, and the
 // fallback already carries the physics (chunk x context and chunk^2 for
 // prefill attention, batch x context for decode, FLOPs and bytes for
@@ -26,15 +26,18 @@ type featureSet struct {
 //	MoE grouped GEMM             total_routed_tokens, max_expert_tokens
 //	collectives                  size_bytes
 //	host overhead                batch_size, num_prefill_tokens, num_decode_tokens
-func forestFeatures(op string) featureSet {
-	return featureSet{names: spec.OpFeatures(op)}
+func ForestFeatures(op string) FeatureSet {
+	return FeatureSet{names: spec.OpFeatures(op)}
 }
 
-// apply returns the forest features of x in out's storage.
-func (fs featureSet) apply(x []float64, out *[maxFeatures]float64) []float64 {
+// Apply returns the forest features of x in out's storage.
+func (fs FeatureSet) Apply(x []float64, out *[MaxFeatures]float64) []float64 {
 	if fs.engineer == nil {
 		return x
 	}
 	fs.engineer(x, out)
 	return out[:len(fs.names)]
 }
+
+// Names are the forest features.
+func (fs FeatureSet) Names() []string { return fs.names }

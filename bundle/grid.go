@@ -1,25 +1,25 @@
-package fit
+package bundle
 
 import "sort"
 
 // maxGridCells bounds the lookup grid of one predictor (8 bytes a cell).
 const maxGridCells = 1 << 18
 
-// grid is an exact compilation of a forest: a forest is constant on every
+// Grid is an exact compilation of a forest: a forest is constant on every
 // cell of the product of the intervals its split thresholds cut each
 // feature into, so one value per cell answers every query. A query costs a
 // binary search per feature instead of a walk down every tree.
-type grid struct {
+type Grid struct {
 	cuts   [][]float64 // per feature, the sorted split thresholds
 	stride []int
 	values []float64
 }
 
-// compileGrid tabulates f, or returns nil when the grid would exceed
+// CompileGrid tabulates f, or returns nil when the grid would exceed
 // maxGridCells. Each tree is walked once with a box of cells: a split
 // narrows the box of each child, and a leaf adds its value to every cell
 // of its box, so the cost is cells x trees additions.
-func compileGrid(f *forest) *grid {
+func CompileGrid(f *Forest) *Grid {
 	cuts := f.thresholds()
 	cells := 1
 	stride := make([]int, len(cuts))
@@ -30,11 +30,11 @@ func compileGrid(f *forest) *grid {
 			return nil
 		}
 	}
-	g := &grid{cuts: cuts, stride: stride, values: make([]float64, cells)}
+	g := &Grid{cuts: cuts, stride: stride, values: make([]float64, cells)}
 	d := len(cuts)
 	lo, hi := make([]int, d), make([]int, d)
-	w := 1 / float64(len(f.roots))
-	for _, root := range f.roots {
+	w := 1 / float64(len(f.Roots))
+	for _, root := range f.Roots {
 		for i := range cuts {
 			lo[i], hi[i] = 0, len(cuts[i])+1
 		}
@@ -45,30 +45,30 @@ func compileGrid(f *forest) *grid {
 
 // addBox adds w times the leaf values of the subtree at node i to the cells
 // of the box [lo, hi) (interval indices per feature).
-func (g *grid) addBox(f *forest, i int32, lo, hi []int, w float64) {
-	n := f.nodes[i]
-	if n.feat < 0 {
-		g.fill(lo, hi, w*n.thr)
+func (g *Grid) addBox(f *Forest, i int32, lo, hi []int, w float64) {
+	n := f.Nodes[i]
+	if n.Feat < 0 {
+		g.fill(lo, hi, w*n.Thr)
 		return
 	}
-	j := n.feat
+	j := n.Feat
 	// Intervals 0..c end at or below the threshold: they go left.
-	c := searchCut(g.cuts[j], n.thr)
+	c := searchCut(g.cuts[j], n.Thr)
 	l, h := lo[j], hi[j]
 	if l <= c {
 		hi[j] = min(h, c+1)
-		g.addBox(f, n.left, lo, hi, w)
+		g.addBox(f, n.Left, lo, hi, w)
 		hi[j] = h
 	}
 	if h > c+1 {
 		lo[j] = max(l, c+1)
-		g.addBox(f, n.left+1, lo, hi, w)
+		g.addBox(f, n.Left+1, lo, hi, w)
 		lo[j] = l
 	}
 }
 
 // fill adds v to every cell of the box [lo, hi).
-func (g *grid) fill(lo, hi []int, v float64) {
+func (g *Grid) fill(lo, hi []int, v float64) {
 	d := len(lo)
 	if d == 0 {
 		g.values[0] += v
@@ -100,8 +100,8 @@ func (g *grid) fill(lo, hi []int, v float64) {
 	}
 }
 
-// predict returns the forest's value for x.
-func (g *grid) predict(x []float64) float64 {
+// Predict returns the forest's value for x.
+func (g *Grid) Predict(x []float64) float64 {
 	c := 0
 	for i, cs := range g.cuts {
 		c += searchCut(cs, x[i]) * g.stride[i]

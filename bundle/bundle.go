@@ -1,4 +1,4 @@
-package fit
+package bundle
 
 import (
 	"fmt"
@@ -12,25 +12,33 @@ import (
 // Bundle is a set of predictors of one device, one model and one
 // measurement type.
 type Bundle struct {
-	meta  BundleMeta
+	meta  Meta
 	keys  []spec.OpKey
 	preds map[spec.OpKey]*Predictor
 	// forests in meta.Predictors order, for writing.
-	forests []*forest
+	forests []*Forest
+}
+
+// New is the bundle of meta's predictors with their trained models (in
+// meta.Predictors order): what fit writes.
+func New(meta Meta, ms []*Model) *Bundle {
+	b := &Bundle{meta: meta}
+	b.index(ms)
+	return b
 }
 
 // index builds the predictors from the metadata and trained models.
-func (b *Bundle) index(ms []*model) {
+func (b *Bundle) index(ms []*Model) {
 	b.preds = make(map[spec.OpKey]*Predictor, len(ms))
 	b.keys = b.keys[:0]
 	b.forests = b.forests[:0]
 	for i, m := range ms {
 		meta := &b.meta.Predictors[i]
-		b.preds[meta.Key] = newPredictor(meta, m)
+		b.preds[meta.Key] = NewPredictor(meta, m)
 		b.keys = append(b.keys, meta.Key)
 		b.forests = append(b.forests, m.f)
 	}
-	slices.SortFunc(b.keys, compareKeys)
+	slices.SortFunc(b.keys, CompareKeys)
 }
 
 // Compile builds every predictor's lookup grid now, in parallel, instead of
@@ -41,7 +49,7 @@ func (b *Bundle) Compile() {
 		ps = append(ps, b.preds[k])
 	}
 	// Largest forests first.
-	slices.SortFunc(ps, func(a, c *Predictor) int { return len(c.m.f.nodes) - len(a.m.f.nodes) })
+	slices.SortFunc(ps, func(a, c *Predictor) int { return len(c.m.f.Nodes) - len(a.m.f.Nodes) })
 	next := make(chan *Predictor)
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -49,7 +57,7 @@ func (b *Bundle) Compile() {
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				p.model()
+				p.Model()
 			}
 		}()
 	}
@@ -61,7 +69,7 @@ func (b *Bundle) Compile() {
 }
 
 // Meta describes the bundle.
-func (b *Bundle) Meta() *BundleMeta { return &b.meta }
+func (b *Bundle) Meta() *Meta { return &b.meta }
 
 // Device is the device the profiles were measured on.
 func (b *Bundle) Device() string { return b.meta.Device }

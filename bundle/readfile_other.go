@@ -1,6 +1,6 @@
 //go:build !unix
 
-package fit
+package bundle
 
 import "os"
 

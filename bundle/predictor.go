@@ -1,4 +1,4 @@
-package fit
+package bundle
 
 import (
 	"math"
@@ -19,17 +19,18 @@ import (
 // beyond it. Every such query is counted (Extrapolated).
 type Predictor struct {
 	meta *PredictorMeta
-	m    *model
+	m    *Model
 	// once compiles m's lookup grid on the first query (or Bundle.Compile),
 	// so loading a bundle does not pay for predictors a run never asks.
 	once  sync.Once
 	d     int
-	lo    [maxFeatures]float64
-	hi    [maxFeatures]float64
+	lo    [MaxFeatures]float64
+	hi    [MaxFeatures]float64
 	extra atomic.Int64
 }
 
-func newPredictor(meta *PredictorMeta, m *model) *Predictor {
+// NewPredictor is the predictor of meta answering from model m.
+func NewPredictor(meta *PredictorMeta, m *Model) *Predictor {
 	p := &Predictor{meta: meta, m: m, d: len(meta.Domain)}
 	for i, fd := range meta.Domain {
 		p.lo[i], p.hi[i] = fd.Min, fd.Max
@@ -37,9 +38,9 @@ func newPredictor(meta *PredictorMeta, m *model) *Predictor {
 	return p
 }
 
-// model returns the predictor's model with its grid compiled.
-func (p *Predictor) model() *model {
-	p.once.Do(p.m.compile)
+// Model returns the predictor's model with its grid compiled.
+func (p *Predictor) Model() *Model {
+	p.once.Do(p.m.Compile)
 	return p.m
 }
 
@@ -76,7 +77,7 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 		return math.NaN()
 	}
 	below, above := false, false
-	var xc [maxFeatures]float64
+	var xc [MaxFeatures]float64
 	for i, v := range x {
 		switch {
 		case v < p.lo[i]:
@@ -89,9 +90,9 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 			return v
 		}
 	}
-	m := p.model()
+	m := p.Model()
 	if !below && !above {
-		return m.predict(x)
+		return m.Predict(x)
 	}
 	p.extra.Add(1)
 	return m.extrapolate(x, xc[:p.d], below, above)
@@ -101,7 +102,7 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 // fallback's increment from edge to x. The fallback never decreases as a
 // size grows, so neither does this; the increment is clamped to its sign
 // so rounding cannot break that.
-func (m *model) extrapolate(x, edge []float64, below, above bool) float64 {
+func (m *Model) extrapolate(x, edge []float64, below, above bool) float64 {
 	inc := m.fb.PredictMs(x) - m.fb.PredictMs(edge)
 	switch {
 	case above && !below:
@@ -109,7 +110,7 @@ func (m *model) extrapolate(x, edge []float64, below, above bool) float64 {
 	case below && !above:
 		inc = math.Min(inc, 0)
 	}
-	return math.Max(m.predict(edge)+inc, m.floorMs)
+	return math.Max(m.Predict(edge)+inc, m.floorMs)
 }
 
 // InDomain reports whether x lies inside the sampled domain (no counting).
@@ -125,12 +126,28 @@ func (p *Predictor) InDomain(x []float64) bool {
 // ForestMs is the forest alone at x, clamped to the domain: what a plain
 // random forest would answer (its edge value outside the domain).
 func (p *Predictor) ForestMs(x []float64) float64 {
-	var xc [maxFeatures]float64
+	var xc [MaxFeatures]float64
 	for i, v := range x {
 		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
 	}
-	return p.model().predict(xc[:p.d])
+	return p.Model().Predict(xc[:p.d])
 }
 
 // FallbackMs is the physical fallback alone at x.
 func (p *Predictor) FallbackMs(x []float64) float64 { return p.m.fb.PredictMs(x) }
+
+// PredictUncounted is PredictMs without touching the out-of-domain counter
+// (a report on training rows is not a simulation).
+func (p *Predictor) PredictUncounted(x []float64) float64 {
+	var xc [MaxFeatures]float64
+	below, above := false, false
+	for i, v := range x {
+		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
+		below, above = below || v < p.lo[i], above || v > p.hi[i]
+	}
+	m := p.Model()
+	if !below && !above {
+		return m.Predict(x)
+	}
+	return m.extrapolate(x, xc[:len(x)], below, above)
+}
