@@ -32,7 +32,7 @@ func TestBadTraces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeFile(t, "trace.csv", tc.body)
-			_, _, err := OpenSource(WorkloadConfig{Trace: p})
+			_, _, err := openSource(WorkloadConfig{Trace: p})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -43,7 +43,7 @@ func TestBadTraces(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := OpenSource(WorkloadConfig{}); err == nil {
+	if _, _, err := openSource(WorkloadConfig{}); err == nil {
 		t.Error("no trace and no workload accepted")
 	}
 }

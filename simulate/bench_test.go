@@ -162,7 +162,7 @@ func BenchmarkMillionRequests(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		src, _, err := OpenSource(cfg.Workload)
+		src, _, err := openSource(cfg.Workload)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -171,7 +171,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	// completed request and names the instances.
 	dir := t.TempDir()
 	cfg.Workload.NumRequests = 200
-	src, _, err := OpenSource(cfg.Workload)
+	src, _, err := openSource(cfg.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}

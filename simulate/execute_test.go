@@ -15,7 +15,7 @@ import (
 // execute runs cfg with its own workload into dir.
 func execute(t *testing.T, cfg Config, dir string, chrome bool) *Summary {
 	t.Helper()
-	src, _, err := OpenSource(cfg.Workload)
+	src, _, err := openSource(cfg.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -121,7 +122,7 @@ type checkedRun struct {
 // runChecked opens cfg.Workload, runs it and checks conservation.
 func runChecked(t *testing.T, cfg Config) checkedRun {
 	t.Helper()
-	src, n, err := OpenSource(cfg.Workload)
+	src, n, err := openSource(cfg.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,3 +164,8 @@ func lookup(t *testing.T, model, device string) (*spec.Model, *spec.Device) {
 }
 
 var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}
+
+// openSource opens w's arrivals as the command line does (datasets.OpenRun).
+func openSource(w WorkloadConfig) (Source, int, error) {
+	return datasets.OpenRun(w.Trace, w.Workload, w.RatePerS, w.NumRequests, w.Seed)
+}

@@ -128,7 +128,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	moe.Engine.AsyncScheduling = true
 	for _, cfg := range []Config{testConfig(), moe} {
 		cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
-		src, _, err := OpenSource(cfg.Workload)
+		src, _, err := openSource(cfg.Workload)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -48,7 +49,7 @@ func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal cost.Calibra
 func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig, cal cost.Calibration) string {
 	t.Helper()
 	cfg := testConfig(t, workload, cal)
-	src, _, err := simulate.OpenSource(cfg.Workload)
+	src, _, err := datasets.OpenRun(cfg.Workload.Trace, cfg.Workload.Workload, cfg.Workload.RatePerS, cfg.Workload.NumRequests, cfg.Workload.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}

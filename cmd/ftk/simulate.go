@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
@@ -192,7 +193,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var opts simulate.Options
-	src, total, err := simulate.OpenSource(cfg.Workload)
+	src, total, err := datasets.OpenRun(cfg.Workload.Trace, cfg.Workload.Workload, cfg.Workload.RatePerS, cfg.Workload.NumRequests, cfg.Workload.Seed)
 	if err != nil {
 		return err
 	}
