@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 func writeFile(t *testing.T, name, body string) string {
@@ -32,7 +33,7 @@ func TestBadTraces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeFile(t, "trace.csv", tc.body)
-			_, _, err := openSource(WorkloadConfig{Trace: p})
+			_, _, err := openSource(runresult.WorkloadConfig{Trace: p})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -43,7 +44,7 @@ func TestBadTraces(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := openSource(WorkloadConfig{}); err == nil {
+	if _, _, err := openSource(runresult.WorkloadConfig{}); err == nil {
 		t.Error("no trace and no workload accepted")
 	}
 }
@@ -52,20 +53,20 @@ func TestBadTraces(t *testing.T) {
 func TestBadConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Config)
+		edit func(*runresult.Config)
 		want string
 	}{
-		{"weights do not fit", func(c *Config) { c.Model = "llama-3.3-70b" }, "weights need"},
-		{"KV cannot hold one max_model_len sequence", func(c *Config) { c.Engine.NumGPUBlocksOverride = 10 }, "max_model_len 8192 needs 512 KV blocks"},
-		{"max_model_len above the model's", func(c *Config) { c.Model = "llama-2-7b"; c.Engine.MaxModelLen = 8192 }, "exceeds the 4096 positions"},
-		{"no chunked prefill with a small budget", func(c *Config) { c.Engine.EnableChunkedPrefill = false; c.Engine.MaxNumBatchedTokens = 2048 }, "without chunked prefill"},
-		{"budget under max_num_seqs", func(c *Config) { c.Engine.MaxNumBatchedTokens = 128 }, "max_num_batched_tokens (128) must be at least max_num_seqs (256)"},
-		{"zero block size", func(c *Config) { c.Engine.BlockSize = 0 }, "block_size"},
-		{"memory utilisation over 1", func(c *Config) { c.Engine.GPUMemoryUtilization = 1.5 }, "gpu_memory_utilization"},
-		{"unknown router", func(c *Config) { c.Router = "random" }, "unknown router"},
-		{"unknown device", func(c *Config) { c.Device = "tpu" }, "unknown device"},
-		{"TP not dividing heads", func(c *Config) { c.Layout.TP = 3 }, "TP=3"},
-		{"MoE with DP", func(c *Config) { c.Model = "qwen3-30b-a3b"; c.Layout.DP = 2 }, "lockstep"},
+		{"weights do not fit", func(c *runresult.Config) { c.Model = "llama-3.3-70b" }, "weights need"},
+		{"KV cannot hold one max_model_len sequence", func(c *runresult.Config) { c.Engine.NumGPUBlocksOverride = 10 }, "max_model_len 8192 needs 512 KV blocks"},
+		{"max_model_len above the model's", func(c *runresult.Config) { c.Model = "llama-2-7b"; c.Engine.MaxModelLen = 8192 }, "exceeds the 4096 positions"},
+		{"no chunked prefill with a small budget", func(c *runresult.Config) { c.Engine.EnableChunkedPrefill = false; c.Engine.MaxNumBatchedTokens = 2048 }, "without chunked prefill"},
+		{"budget under max_num_seqs", func(c *runresult.Config) { c.Engine.MaxNumBatchedTokens = 128 }, "max_num_batched_tokens (128) must be at least max_num_seqs (256)"},
+		{"zero block size", func(c *runresult.Config) { c.Engine.BlockSize = 0 }, "block_size"},
+		{"memory utilisation over 1", func(c *runresult.Config) { c.Engine.GPUMemoryUtilization = 1.5 }, "gpu_memory_utilization"},
+		{"unknown router", func(c *runresult.Config) { c.Router = "random" }, "unknown router"},
+		{"unknown device", func(c *runresult.Config) { c.Device = "tpu" }, "unknown device"},
+		{"TP not dividing heads", func(c *runresult.Config) { c.Layout.TP = 3 }, "TP=3"},
+		{"MoE with DP", func(c *runresult.Config) { c.Model = "qwen3-30b-a3b"; c.Layout.DP = 2 }, "lockstep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
@@ -81,7 +82,7 @@ func TestBadConfigs(t *testing.T) {
 // A YAML config with an unknown engine option is an error naming it.
 func TestUnknownConfigOption(t *testing.T) {
 	p := writeFile(t, "sim.yaml", "model: llama-3.1-8b\nengine:\n  max_num_seq: 64\n")
-	_, err := LoadConfig(p)
+	_, err := runresult.LoadConfig(p)
 	if err == nil || !strings.Contains(err.Error(), "max_num_seq") || !strings.Contains(err.Error(), p) {
 		t.Errorf("error %v, want the file and the unknown field named", err)
 	}
@@ -90,7 +91,7 @@ func TestUnknownConfigOption(t *testing.T) {
 		t.Errorf("calibration error %v, want the unknown field named", err)
 	}
 	p = writeFile(t, "sim.yaml", "model: llama-3.1-8b\nengine:\n  max_num_seqs: 64\n")
-	cfg, err := LoadConfig(p)
+	cfg, err := runresult.LoadConfig(p)
 	if err != nil || cfg.Engine.MaxNumSeqs != 64 || cfg.Engine.MaxNumBatchedTokens != 8192 || !cfg.Engine.EnableChunkedPrefill {
 		t.Errorf("config %+v, %v: want max_num_seqs 64 over the defaults", cfg.Engine, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -31,7 +32,7 @@ const vidurRequestsPerCPUSecond = 250
 // requests.csv, requests.arrow, summary.json and config.yaml.
 func BenchmarkSplitwiseConv(b *testing.B) {
 	cfg := testConfig()
-	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
+	cfg.Workload = runresult.WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
 	rs, err := datasets.ReadTrace(cfg.Workload.Trace)
 	if err != nil {
 		b.Fatal(err)
@@ -60,8 +61,8 @@ func BenchmarkSplitwiseConv(b *testing.B) {
 }
 
 // runTrace simulates rs with cfg, writing every output file when asked.
-func runTrace(b *testing.B, cfg Config, rs []spec.Request, withOutputs bool) *Summary {
-	var sum *Summary
+func runTrace(b *testing.B, cfg runresult.Config, rs []spec.Request, withOutputs bool) *runresult.Summary {
+	var sum *runresult.Summary
 	var err error
 	if withOutputs {
 		sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
@@ -94,20 +95,20 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		b.Fatal(err)
 	}
 	dense := testConfig()
-	moe := func(m cost.MoEConfig) Config {
+	moe := func(m cost.MoEConfig) runresult.Config {
 		c := testConfig()
 		c.Model, c.Layout, c.MoE = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}, m
 		return c
 	}
-	disagg := func(p, d int) Config {
+	disagg := func(p, d int) runresult.Config {
 		c := testConfig()
-		c.Mode = ModeDisaggregated
-		c.Disaggregation = DisaggregationConfig{PrefillInstances: p, DecodeInstances: d}
+		c.Mode = runresult.ModeDisaggregated
+		c.Disaggregation = runresult.DisaggregationConfig{PrefillInstances: p, DecodeInstances: d}
 		return c
 	}
 	variants := []struct {
 		name string
-		cfg  Config
+		cfg  runresult.Config
 	}{
 		{"dense llama-3.1-8b TP1", dense},
 		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(cost.MoEConfig{})},
@@ -120,7 +121,7 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for v := range variants {
 			cfg := variants[v].cfg
-			cfg.Workload = WorkloadConfig{Trace: trace}
+			cfg.Workload = runresult.WorkloadConfig{Trace: trace}
 			cpu0 := cpuSeconds(b)
 			sum := runTrace(b, cfg, rs, false)
 			cpu[v] += cpuSeconds(b) - cpu0
@@ -157,7 +158,7 @@ func (h *heapPeak) sample(int, float64) {
 // the memory the runtime took from the OS.
 func BenchmarkMillionRequests(b *testing.B) {
 	cfg := testConfig()
-	cfg.Workload = WorkloadConfig{Workload: "fixed:256x16", RatePerS: 100, NumRequests: 1_000_000, Seed: 1}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:256x16", RatePerS: 100, NumRequests: 1_000_000, Seed: 1}
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
 		var before runtime.MemStats

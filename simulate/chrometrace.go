@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // chromeTrace writes a Chrome trace (chrome://tracing, Perfetto): one
@@ -188,7 +189,7 @@ func (t *chromeTrace) observeTransfer(x *transfer, id int32, endS float64) {
 }
 
 // WriteRequest implements RequestSink: the request's async span.
-func (t *chromeTrace) WriteRequest(m *RequestMetrics) error {
+func (t *chromeTrace) WriteRequest(m *runresult.RequestMetrics) error {
 	if math.IsNaN(m.FinishS) {
 		return t.err // rejected: nothing ran
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -19,17 +20,17 @@ const llamaKVBytesPerToken = 32 * 2 * 8 * 128 * 2
 
 // disaggConfig is llama-3.1-8b with prefill instances at TP2 and decode
 // instances at TP1 behind a link of gbps GB/s and latencyUs.
-func disaggConfig(prefill, decode int, gbps, latencyUs float64) Config {
+func disaggConfig(prefill, decode int, gbps, latencyUs float64) runresult.Config {
 	cfg := testConfig()
-	cfg.Mode = ModeDisaggregated
-	cfg.Disaggregation = DisaggregationConfig{PrefillInstances: prefill, DecodeInstances: decode,
+	cfg.Mode = runresult.ModeDisaggregated
+	cfg.Disaggregation = runresult.DisaggregationConfig{PrefillInstances: prefill, DecodeInstances: decode,
 		PrefillLayout: spec.Layout{TP: 2}, DecodeLayout: spec.Layout{TP: 1}, KVLinkGBps: gbps, KVLinkLatencyUs: latencyUs}
 	return cfg
 }
 
 // roleConfig is cfg co-located on layout l, to price its steps.
-func roleConfig(cfg Config, l spec.Layout) Config {
-	cfg.Mode, cfg.Disaggregation, cfg.Layout = "", DisaggregationConfig{}, l
+func roleConfig(cfg runresult.Config, l spec.Layout) runresult.Config {
+	cfg.Mode, cfg.Disaggregation, cfg.Layout = "", runresult.DisaggregationConfig{}, l
 	return cfg
 }
 
@@ -124,7 +125,7 @@ func TestDecodeWaitsForBlocks(t *testing.T) {
 	if kv == nil || kv.WaitMs.Count != 3 || kv.WaitMs.P50 != 0 || !(kv.WaitMs.P99 > 0) {
 		t.Fatalf("KV waits %+v: want the third request alone to wait", kv)
 	}
-	if c := rows[2]; !(c.FirstTokenS > rows[0].FinishS) || c.Status != StatusCompleted || sum.Metrics.Preemptions != 0 {
+	if c := rows[2]; !(c.FirstTokenS > rows[0].FinishS) || c.Status != runresult.StatusCompleted || sum.Metrics.Preemptions != 0 {
 		t.Errorf("third request's first token at %g s, first request finished at %g s; %d preemptions", c.FirstTokenS, rows[0].FinishS, sum.Metrics.Preemptions)
 	}
 }
@@ -137,13 +138,13 @@ func TestDecodeWaitsForBlocks(t *testing.T) {
 func TestDisaggregatedRunInvariants(t *testing.T) {
 	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := disaggConfig(2, 3, 20, 50)
-	cfg.Router = RouterLeastLoaded
+	cfg.Router = runresult.RouterLeastLoaded
 	cfg.Engine.MaxNumBatchedTokens = 1024
 	cfg.Engine.MaxNumSeqs = 32
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Engine.NumGPUBlocksOverride = 400
 	cfg.Engine.AsyncScheduling = true
-	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 1500, Seed: 11}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 1500, Seed: 11}
 	run := runChecked(t, cfg)
 	sum := run.sum
 	checkBreakdown(t, sum)
@@ -162,7 +163,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 		t.Errorf("roles %v, %d breakdowns, decode cost model %v", roles, len(sum.Breakdown), sum.DecodeCostModel != nil)
 	}
 	for _, r := range run.rows {
-		if r.Status == StatusCompleted && !(r.KVTransferMs > 0 && r.KVTransferMs < r.TTFTMs) {
+		if r.Status == runresult.StatusCompleted && !(r.KVTransferMs > 0 && r.KVTransferMs < r.TTFTMs) {
 			t.Fatalf("request %d: transfer %g ms, TTFT %g ms", r.RequestID, r.KVTransferMs, r.TTFTMs)
 		}
 	}
@@ -201,7 +202,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	if transfers != s2.Metrics.Completed || !names["prefill 0"] || !names["decode 4"] || !names["KV links"] {
 		t.Errorf("%d transfers in the trace for %d requests; processes %v", transfers, s2.Metrics.Completed, names)
 	}
-	rows, err := ReadRequestMetrics(filepath.Join(dir, RequestsCSVFile))
+	rows, err := runresult.ReadRequestMetrics(filepath.Join(dir, runresult.RequestsCSVFile))
 	if err != nil || len(rows) != 200 || !(rows[0].KVTransferMs > 0) {
 		t.Errorf("requests.csv: %d rows, first transfer %v ms, %v", len(rows), rows[0].KVTransferMs, err)
 	}
@@ -211,8 +212,8 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 func TestDisaggregatedMoE(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model = "qwen3-30b-a3b"
-	cfg.Mode = ModeDisaggregated
-	cfg.Disaggregation = DisaggregationConfig{PrefillLayout: spec.Layout{TP: 8, EP: 8}, DecodeLayout: spec.Layout{TP: 4, EP: 4}, DecodeInstances: 2}
+	cfg.Mode = runresult.ModeDisaggregated
+	cfg.Disaggregation = runresult.DisaggregationConfig{PrefillLayout: spec.Layout{TP: 8, EP: 8}, DecodeLayout: spec.Layout{TP: 4, EP: 4}, DecodeInstances: 2}
 	sum, sink, _, _ := simulate(t, cfg, reqs([3]float64{0, 3000, 20}, [3]float64{0.01, 200, 40}, [3]float64{0.02, 800, 10}))
 	if sum.Metrics.Completed != 3 || sum.CostModel.MoE == nil || sum.DecodeCostModel.MoE == nil {
 		t.Fatalf("%d completed; MoE reports %v %v", sum.Metrics.Completed, sum.CostModel.MoE, sum.DecodeCostModel.MoE)
@@ -231,18 +232,18 @@ func TestDisaggregatedMoE(t *testing.T) {
 func TestDisaggregationConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		apply func(*Config)
+		apply func(*runresult.Config)
 		want  string
 	}{
-		{"DP instead of instances", func(c *Config) { c.Mode = ModeDisaggregated; c.Layout.DP = 2 }, "--prefill-instances"},
-		{"DP in an instance", func(c *Config) {
-			c.Mode = ModeDisaggregated
+		{"DP instead of instances", func(c *runresult.Config) { c.Mode = runresult.ModeDisaggregated; c.Layout.DP = 2 }, "--prefill-instances"},
+		{"DP in an instance", func(c *runresult.Config) {
+			c.Mode = runresult.ModeDisaggregated
 			c.Disaggregation.DecodeLayout = spec.Layout{TP: 1, DP: 2}
 		}, "decode instances"},
-		{"negative instances", func(c *Config) { c.Mode = ModeDisaggregated; c.Disaggregation.DecodeInstances = -1 }, "decode_instances"},
-		{"negative latency", func(c *Config) { c.Mode = ModeDisaggregated; c.Disaggregation.KVLinkLatencyUs = -1 }, "kv_link_latency_us"},
-		{"settings without the mode", func(c *Config) { c.Disaggregation.PrefillInstances = 2 }, "need mode disaggregated"},
-		{"unknown mode", func(c *Config) { c.Mode = "split" }, "unknown mode"},
+		{"negative instances", func(c *runresult.Config) { c.Mode = runresult.ModeDisaggregated; c.Disaggregation.DecodeInstances = -1 }, "decode_instances"},
+		{"negative latency", func(c *runresult.Config) { c.Mode = runresult.ModeDisaggregated; c.Disaggregation.KVLinkLatencyUs = -1 }, "kv_link_latency_us"},
+		{"settings without the mode", func(c *runresult.Config) { c.Disaggregation.PrefillInstances = 2 }, "need mode disaggregated"},
+		{"unknown mode", func(c *runresult.Config) { c.Mode = "split" }, "unknown mode"},
 	} {
 		cfg := testConfig()
 		tc.apply(&cfg)

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -184,22 +185,12 @@ func (e *engine) observe(b *batch, startS, endS float64) {
 	e.observer.ObserveStep(r)
 }
 
-// ReplicaReport is one replica's engine statistics.
-type ReplicaReport struct {
-	Replica     int     `json:"replica"`
-	Role        string  `json:"role,omitempty"`
-	Steps       int64   `json:"steps"`
-	Preemptions int64   `json:"preemptions"`
-	KVBlocks    int     `json:"kv_blocks"`
-	PeakKVUsage float64 `json:"peak_kv_usage"`
-}
-
-func (e *engine) report() ReplicaReport {
+func (e *engine) report() runresult.ReplicaReport {
 	s := e.sched
 	role := e.role
 	if role == RoleReplica {
 		role = ""
 	}
-	return ReplicaReport{Replica: e.id, Role: role, Steps: e.steps, Preemptions: s.preemptions, KVBlocks: s.totalBlocks,
+	return runresult.ReplicaReport{Replica: e.id, Role: role, Steps: e.steps, Preemptions: s.preemptions, KVBlocks: s.totalBlocks,
 		PeakKVUsage: float64(s.peakUsedBlocks) / float64(s.totalBlocks)}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // One request alone: its TTFT is exactly its prefill step, and every later
@@ -31,7 +32,7 @@ func TestSingleRequestTTFTIsPrefillStep(t *testing.T) {
 	if want := (r.E2EMs - r.TTFTMs) / (output - 1); !near(r.TPOTMs, want) || r.MeanITLMs != r.TPOTMs {
 		t.Errorf("TPOT %g, mean ITL %g, want both %g", r.TPOTMs, r.MeanITLMs, want)
 	}
-	if r.FirstTokenS != 2.5+prefill || r.Status != StatusCompleted {
+	if r.FirstTokenS != 2.5+prefill || r.Status != runresult.StatusCompleted {
 		t.Errorf("first token at %g s (want %g), status %s", r.FirstTokenS, 2.5+prefill, r.Status)
 	}
 }
@@ -148,7 +149,7 @@ func TestPreemptionWhenBlocksRunOut(t *testing.T) {
 	}
 	rows := sink.byID()
 	a, b := rows[0], rows[1]
-	if a.Preemptions != 0 || b.Preemptions != 1 || b.OutputTokens != 40 || b.Status != StatusCompleted {
+	if a.Preemptions != 0 || b.Preemptions != 1 || b.OutputTokens != 40 || b.Status != runresult.StatusCompleted {
 		t.Errorf("A %+v\nB %+v", a, b)
 	}
 	// A decodes alone from step 18 and finishes at step 40 (1 prefill + 39 decodes).
@@ -251,7 +252,7 @@ func TestPipelineParallel(t *testing.T) {
 		t.Error("no two batches were ever in flight together")
 	}
 	for _, r := range sink.rows {
-		if r.Status != StatusCompleted {
+		if r.Status != runresult.StatusCompleted {
 			t.Errorf("request %d: %s", r.RequestID, r.Status)
 		}
 	}
@@ -263,7 +264,7 @@ func TestRejectLongerThanMaxModelLen(t *testing.T) {
 	cfg.Engine.MaxModelLen = 2048
 	sum, sink, _, _ := simulate(t, cfg, reqs([3]float64{0, 2000, 48}, [3]float64{0, 2000, 49}, [3]float64{1, 10, 10}))
 	rows := sink.byID()
-	if rows[0].Status != StatusCompleted || rows[1].Status != StatusRejected || rows[2].Status != StatusCompleted {
+	if rows[0].Status != runresult.StatusCompleted || rows[1].Status != runresult.StatusRejected || rows[2].Status != runresult.StatusCompleted {
 		t.Errorf("statuses %s %s %s, want completed rejected completed", rows[0].Status, rows[1].Status, rows[2].Status)
 	}
 	if !math.IsNaN(rows[1].TTFTMs) || !math.IsNaN(rows[1].FinishS) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ftk-dev/ftk/atomicfile"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // Outputs says where a run's files go.
@@ -19,18 +20,10 @@ type Outputs struct {
 	ChromeTrace string
 }
 
-// Output file names inside Outputs.Dir.
-const (
-	RequestsCSVFile   = "requests.csv"
-	RequestsArrowFile = "requests.arrow"
-	SummaryFile       = "summary.json"
-	ConfigFile        = "config.yaml"
-)
-
 // Execute runs cfg on src and writes its outputs. Every file is written to
 // a temporary name and renamed into place only when the run succeeded; a
 // failed run leaves no output behind.
-func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error) {
+func Execute(cfg runresult.Config, src Source, out Outputs, opts Options) (*runresult.Summary, error) {
 	sim, err := New(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -38,7 +31,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulate outputs: %w", err)
 	}
-	files, err := createRequestFiles(out.Dir)
+	files, err := runresult.CreateRequestFiles(out.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +40,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 	var chromeFile *atomicfile.File
 	if out.ChromeTrace != "" {
 		if chromeFile, err = atomicfile.Create(out.ChromeTrace); err != nil {
-			files.abort()
+			files.Abort()
 			return nil, err
 		}
 		var engines []chromeEngine
@@ -69,8 +62,8 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 		sinks = append(sinks, opts.Requests)
 	}
 	sim.col.sink = sinks
-	abort := func(err error) (*Summary, error) {
-		files.abort()
+	abort := func(err error) (*runresult.Summary, error) {
+		files.Abort()
 		if chromeFile != nil {
 			chromeFile.Abort()
 		}
@@ -88,14 +81,14 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 			return abort(err)
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := files.Commit(); err != nil {
 		return nil, err
 	}
-	if err := WriteSummary(filepath.Join(out.Dir, SummaryFile), sum); err != nil {
+	if err := runresult.WriteSummary(filepath.Join(out.Dir, runresult.SummaryFile), sum); err != nil {
 		return nil, err
 	}
 	cfgOut := sum.Config
-	if err := atomicfile.Write(filepath.Join(out.Dir, ConfigFile), func(w *bufio.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
+	if err := atomicfile.Write(filepath.Join(out.Dir, runresult.ConfigFile), func(w *bufio.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
 		return nil, err
 	}
 	return sum, nil
@@ -105,7 +98,7 @@ func Execute(cfg Config, src Source, out Outputs, opts Options) (*Summary, error
 type requestSinks []RequestSink
 
 // WriteRequest implements RequestSink.
-func (s requestSinks) WriteRequest(m *RequestMetrics) error {
+func (s requestSinks) WriteRequest(m *runresult.RequestMetrics) error {
 	for _, k := range s {
 		if err := k.WriteRequest(m); err != nil {
 			return err

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // execute runs cfg with its own workload into dir.
-func execute(t *testing.T, cfg Config, dir string, chrome bool) *Summary {
+func execute(t *testing.T, cfg runresult.Config, dir string, chrome bool) *runresult.Summary {
 	t.Helper()
 	src, _, err := openSource(cfg.Workload)
 	if err != nil {
@@ -30,7 +31,7 @@ func execute(t *testing.T, cfg Config, dir string, chrome bool) *Summary {
 	return sum
 }
 
-func sameRow(a, b RequestMetrics) bool {
+func sameRow(a, b runresult.RequestMetrics) bool {
 	fa := []float64{a.ArrivalS, a.FirstTokenS, a.FinishS, a.TTFTMs, a.TPOTMs, a.E2EMs, a.MeanITLMs, a.KVTransferMs}
 	fb := []float64{b.ArrivalS, b.FirstTokenS, b.FinishS, b.TTFTMs, b.TPOTMs, b.E2EMs, b.MeanITLMs, b.KVTransferMs}
 	for i := range fa {
@@ -49,15 +50,15 @@ func TestExecuteOutputs(t *testing.T) {
 	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Engine.MaxModelLen = 2048
-	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 400, Seed: 11}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 400, Seed: 11}
 	dir := t.TempDir()
 	sum := execute(t, cfg, dir, true)
 
-	csvRows, err := ReadRequestMetrics(filepath.Join(dir, RequestsCSVFile))
+	csvRows, err := runresult.ReadRequestMetrics(filepath.Join(dir, runresult.RequestsCSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrowRows, err := ReadRequestMetrics(filepath.Join(dir, RequestsArrowFile))
+	arrowRows, err := runresult.ReadRequestMetrics(filepath.Join(dir, runresult.RequestsArrowFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestExecuteOutputs(t *testing.T) {
 		if !sameRow(csvRows[i], arrowRows[i]) {
 			t.Fatalf("row %d differs:\nCSV   %+v\nArrow %+v", i, csvRows[i], arrowRows[i])
 		}
-		if csvRows[i].Status == StatusRejected {
+		if csvRows[i].Status == runresult.StatusRejected {
 			rejected++
 		}
 	}
@@ -77,7 +78,7 @@ func TestExecuteOutputs(t *testing.T) {
 		t.Errorf("%d rejected rows, summary says %d (max_model_len 2048 should reject some)", rejected, sum.Metrics.Rejected)
 	}
 
-	read, err := ReadSummary(filepath.Join(dir, SummaryFile))
+	read, err := runresult.ReadSummary(filepath.Join(dir, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestExecuteOutputs(t *testing.T) {
 		t.Errorf("summary lacks the cost model label or memory plan: %+v %+v", read.CostModel, read.Memory)
 	}
 
-	again, err := LoadConfig(filepath.Join(dir, ConfigFile))
+	again, err := runresult.LoadConfig(filepath.Join(dir, runresult.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +98,8 @@ func TestExecuteOutputs(t *testing.T) {
 	}
 	dir2 := t.TempDir()
 	execute(t, again, dir2, false)
-	a, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
-	b, _ := os.ReadFile(filepath.Join(dir2, SummaryFile))
+	a, _ := os.ReadFile(filepath.Join(dir, runresult.SummaryFile))
+	b, _ := os.ReadFile(filepath.Join(dir2, runresult.SummaryFile))
 	if !bytes.Equal(a, b) {
 		t.Error("rerunning config.yaml gave a different summary.json")
 	}
@@ -145,9 +146,9 @@ func TestSameSeedByteIdentical(t *testing.T) {
 	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Layout.DP = 2
-	cfg.Router = RouterLeastLoaded
+	cfg.Router = runresult.RouterLeastLoaded
 	cfg.Engine.NumGPUBlocksOverride = 1000
-	cfg.Workload = WorkloadConfig{Workload: "splitwise-code", RatePerS: 6, NumRequests: 500, Seed: 3}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-code", RatePerS: 6, NumRequests: 500, Seed: 3}
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	for i, d := range dirs {
 		c := cfg
@@ -156,7 +157,7 @@ func TestSameSeedByteIdentical(t *testing.T) {
 		}
 		execute(t, c, d, true)
 	}
-	for _, f := range []string{RequestsCSVFile, RequestsArrowFile, SummaryFile, ConfigFile, "trace.json"} {
+	for _, f := range []string{runresult.RequestsCSVFile, runresult.RequestsArrowFile, runresult.SummaryFile, runresult.ConfigFile, "trace.json"} {
 		a, err := os.ReadFile(filepath.Join(dirs[0], f))
 		if err != nil {
 			t.Fatal(err)
@@ -165,7 +166,7 @@ func TestSameSeedByteIdentical(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s differs between two runs with the same seed", f)
 		}
-		if c, _ := os.ReadFile(filepath.Join(dirs[2], f)); f == RequestsCSVFile && bytes.Equal(a, c) {
+		if c, _ := os.ReadFile(filepath.Join(dirs[2], f)); f == runresult.RequestsCSVFile && bytes.Equal(a, c) {
 			t.Errorf("%s is the same with another seed", f)
 		}
 	}

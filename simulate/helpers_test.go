@@ -6,6 +6,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -13,16 +14,16 @@ import (
 const sharedDir = "../../shared"
 
 // memSink keeps every request row.
-type memSink struct{ rows []RequestMetrics }
+type memSink struct{ rows []runresult.RequestMetrics }
 
-func (m *memSink) WriteRequest(r *RequestMetrics) error {
+func (m *memSink) WriteRequest(r *runresult.RequestMetrics) error {
 	m.rows = append(m.rows, *r)
 	return nil
 }
 
 // byID returns the rows indexed by request ID.
-func (m *memSink) byID() map[int]RequestMetrics {
-	out := map[int]RequestMetrics{}
+func (m *memSink) byID() map[int]runresult.RequestMetrics {
+	out := map[int]runresult.RequestMetrics{}
 	for _, r := range m.rows {
 		out[r.RequestID] = r
 	}
@@ -39,8 +40,8 @@ func (l *stepLog) ObserveStep(r *StepRecord) {
 }
 
 // testConfig is llama-3.1-8b on one H100 with vLLM's defaults.
-func testConfig() Config {
-	c := DefaultConfig()
+func testConfig() runresult.Config {
+	c := runresult.DefaultConfig()
 	c.Model = "llama-3.1-8b"
 	return c
 }
@@ -56,7 +57,7 @@ func reqs(rows ...[3]float64) []spec.Request {
 
 // simulate runs cfg on rs and returns the summary, the request rows and the
 // steps.
-func simulate(t *testing.T, cfg Config, rs []spec.Request) (*Summary, *memSink, *stepLog, *Simulation) {
+func simulate(t *testing.T, cfg runresult.Config, rs []spec.Request) (*runresult.Summary, *memSink, *stepLog, *Simulation) {
 	t.Helper()
 	sink, log := &memSink{}, &stepLog{}
 	sim, err := New(cfg, Options{Requests: sink, Observer: log})
@@ -73,7 +74,7 @@ func simulate(t *testing.T, cfg Config, rs []spec.Request) (*Summary, *memSink, 
 // price is the cost model's time of one step of shape b on every stage, in
 // seconds, for cfg (routing draws differ from a run's: use even routing to
 // compare MoE steps).
-func price(t *testing.T, cfg Config, b cost.BatchShape) float64 {
+func price(t *testing.T, cfg runresult.Config, b cost.BatchShape) float64 {
 	t.Helper()
 	m, err := spec.LookupModel(cfg.Model)
 	if err != nil {
@@ -112,15 +113,15 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 // checkedRun is one simulation of cfg's workload whose every step is checked
 // against the engine limits (checkSteps) and whose requests are kept.
 type checkedRun struct {
-	sum   *Summary
-	rows  []RequestMetrics
+	sum   *runresult.Summary
+	rows  []runresult.RequestMetrics
 	asked map[int]int // request ID -> output tokens asked for
 	sim   *Simulation
 	check *checkSteps
 }
 
 // runChecked opens cfg.Workload, runs it and checks conservation.
-func runChecked(t *testing.T, cfg Config) checkedRun {
+func runChecked(t *testing.T, cfg runresult.Config) checkedRun {
 	t.Helper()
 	src, n, err := openSource(cfg.Workload)
 	if err != nil {
@@ -166,6 +167,6 @@ func lookup(t *testing.T, model, device string) (*spec.Model, *spec.Device) {
 var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}
 
 // openSource opens w's arrivals as the command line does (datasets.OpenRun).
-func openSource(w WorkloadConfig) (Source, int, error) {
+func openSource(w runresult.WorkloadConfig) (Source, int, error) {
 	return datasets.OpenRun(w.Trace, w.Workload, w.RatePerS, w.NumRequests, w.Seed)
 }

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // runDecode runs one request (500-token prompt, 12 output tokens) and
 // returns its decode steps.
-func runDecode(t *testing.T, cfg Config) []StepRecord {
+func runDecode(t *testing.T, cfg runresult.Config) []StepRecord {
 	t.Helper()
 	_, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 500, 12}))
 	return log.steps[1:]

@@ -6,13 +6,14 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // checkSteps fails on any step that breaks the engine limits.
 type checkSteps struct {
 	t     *testing.T
-	cfg   EngineConfig
+	cfg   runresult.EngineConfig
 	steps int
 }
 
@@ -35,7 +36,7 @@ func (c *checkSteps) ObserveStep(r *StepRecord) {
 
 // checkConservation checks that every arrival is accounted for, every
 // token produced, every block returned, and Little's law.
-func checkConservation(t *testing.T, sum *Summary, rows []RequestMetrics, asked map[int]int, sim *Simulation) {
+func checkConservation(t *testing.T, sum *runresult.Summary, rows []runresult.RequestMetrics, asked map[int]int, sim *Simulation) {
 	t.Helper()
 	m := sum.Metrics
 	if m.Arrived != len(asked) || m.Completed+m.Rejected != m.Arrived || len(rows) != m.Arrived {
@@ -49,7 +50,7 @@ func checkConservation(t *testing.T, sum *Summary, rows []RequestMetrics, asked 
 			t.Fatalf("request %d reported twice", r.RequestID)
 		}
 		seen[r.RequestID] = true
-		if r.Status != StatusCompleted {
+		if r.Status != runresult.StatusCompleted {
 			continue
 		}
 		if r.OutputTokens != asked[r.RequestID] {
@@ -84,13 +85,13 @@ func TestRandomizedRunInvariants(t *testing.T) {
 	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Layout.DP = 2
-	cfg.Router = RouterLeastLoaded
+	cfg.Router = runresult.RouterLeastLoaded
 	cfg.Engine.MaxNumBatchedTokens = 512
 	cfg.Engine.MaxNumSeqs = 24
 	cfg.Engine.LongPrefillTokenThreshold = 384
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Engine.NumGPUBlocksOverride = 600
-	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 5, NumRequests: 4000, Seed: 7}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 5, NumRequests: 4000, Seed: 7}
 	run := runChecked(t, cfg)
 	sum, check := run.sum, run.check
 	if int64(check.steps) != sum.Metrics.Steps {
@@ -107,7 +108,7 @@ func TestRandomizedRunInvariants(t *testing.T) {
 // The real Splitwise conversation trace replayed on llama-3.1-8b at TP1.
 func TestSplitwiseConvTrace(t *testing.T) {
 	cfg := testConfig()
-	cfg.Workload = WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
+	cfg.Workload = runresult.WorkloadConfig{Trace: sharedDir + "/traces/splitwise_conv.csv"}
 	run := runChecked(t, cfg)
 	if n := len(run.asked); n != 19366 {
 		t.Fatalf("trace has %d requests, want 19366", n)
@@ -126,8 +127,8 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	moe.Model, moe.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
 	moe.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllPPLX}
 	moe.Engine.AsyncScheduling = true
-	for _, cfg := range []Config{testConfig(), moe} {
-		cfg.Workload = WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
+	for _, cfg := range []runresult.Config{testConfig(), moe} {
+		cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
 		src, _, err := openSource(cfg.Workload)
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -10,28 +11,6 @@ import (
 // CUDA context, NCCL buffers and CUDA graph pools. An estimate (vLLM
 // measures it at start-up; typical figures are 0.5 to 1.5 GiB).
 const nonTorchBytes = 1 << 30
-
-// MemoryReport is the per-GPU memory plan of one replica: how vLLM's
-// gpu_memory_utilization share of the device splits into weights,
-// activations, other overheads and the KV cache.
-type MemoryReport struct {
-	DeviceBytes int64 `json:"device_bytes"`
-	// BudgetBytes is gpu_memory_utilization x device memory.
-	BudgetBytes int64 `json:"budget_bytes"`
-	// WeightBytes is the weights of the most loaded GPU.
-	WeightBytes int64 `json:"weight_bytes"`
-	// ActivationBytes estimates the peak activations of a forward pass of
-	// max_num_batched_tokens (vLLM's profiling run).
-	ActivationBytes int64 `json:"activation_bytes"`
-	OverheadBytes   int64 `json:"overhead_bytes"`
-	// KVBytes is the memory left for the KV cache.
-	KVBytes         int64 `json:"kv_bytes"`
-	KVBytesPerToken int64 `json:"kv_bytes_per_token"`
-	BlockSize       int   `json:"block_size"`
-	// Blocks is the KV-cache blocks of one replica (num_gpu_blocks).
-	Blocks     int  `json:"blocks"`
-	Overridden bool `json:"blocks_overridden,omitempty"`
-}
 
 // activationBytes estimates the peak activation memory of one GPU for a
 // forward pass of tokens tokens and seqs sampled sequences: the residual
@@ -53,8 +32,8 @@ func activationBytes(m *spec.Model, l spec.Layout, tokens, seqs int) int64 {
 // gpu_memory_utilization x memory, less weights, peak activations and
 // overheads, in blocks of block_size tokens. It fails when the weights do
 // not fit or when one sequence of max_model_len tokens would not fit.
-func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *EngineConfig) (MemoryReport, error) {
-	r := MemoryReport{
+func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.EngineConfig) (runresult.MemoryReport, error) {
+	r := runresult.MemoryReport{
 		DeviceBytes:     d.MemoryBytes(),
 		BudgetBytes:     int64(e.GPUMemoryUtilization * float64(d.MemoryBytes())),
 		WeightBytes:     m.WeightBytesPerGPU(l),

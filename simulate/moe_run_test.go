@@ -9,6 +9,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -22,7 +23,7 @@ func TestMoERunInvariants(t *testing.T) {
 	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL, Seed: 3}
 	cfg.Engine.MaxNumSeqs = 32
 	cfg.Engine.MaxModelLen = 4096
-	cfg.Workload = WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
 	sum := runChecked(t, cfg).sum
 	checkBreakdown(t, sum)
 	mo := sum.CostModel.MoE
@@ -36,7 +37,7 @@ func TestMoERunInvariants(t *testing.T) {
 
 // checkBreakdown checks that each breakdown's rows add up to its wall time
 // and its shares to one, with every device component at its modelled time.
-func checkBreakdown(t *testing.T, sum *Summary) {
+func checkBreakdown(t *testing.T, sum *runresult.Summary) {
 	t.Helper()
 	for _, b := range sum.Breakdown {
 		var ms, share float64
@@ -89,7 +90,7 @@ func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
 		// (no draw) it is exactly what a fresh cost model prices.
 		if routing == cost.RoutingEven {
 			for _, c := range []struct {
-				cfg Config
+				cfg runresult.Config
 				log *stepLog
 			}{{ep1, log1}, {ep8, log8}} {
 				s := c.log.steps[0]

@@ -1,6 +1,10 @@
 package simulate
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ftk-dev/ftk/runresult"
+)
 
 // Router picks the replica an arriving request goes to.
 type Router interface {
@@ -37,10 +41,10 @@ func (LeastLoaded) Pick(outstanding []int) int {
 // NewRouter returns the router named name.
 func NewRouter(name string) (Router, error) {
 	switch name {
-	case RouterRoundRobin:
+	case runresult.RouterRoundRobin:
 		return &RoundRobin{}, nil
-	case RouterLeastLoaded:
+	case runresult.RouterLeastLoaded:
 		return LeastLoaded{}, nil
 	}
-	return nil, fmt.Errorf("unknown router %q: use %s or %s", name, RouterRoundRobin, RouterLeastLoaded)
+	return nil, fmt.Errorf("unknown router %q: use %s or %s", name, runresult.RouterRoundRobin, runresult.RouterLeastLoaded)
 }

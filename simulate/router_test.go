@@ -1,9 +1,13 @@
 package simulate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ftk-dev/ftk/runresult"
+)
 
 func TestRouters(t *testing.T) {
-	rr, err := NewRouter(RouterRoundRobin)
+	rr, err := NewRouter(runresult.RouterRoundRobin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -13,7 +17,7 @@ func TestRouters(t *testing.T) {
 			t.Errorf("round-robin pick %d: %d, want %d", i, got, want)
 		}
 	}
-	ll, _ := NewRouter(RouterLeastLoaded)
+	ll, _ := NewRouter(runresult.RouterLeastLoaded)
 	for _, tc := range []struct {
 		load []int
 		want int
@@ -32,7 +36,7 @@ func TestRouters(t *testing.T) {
 func TestLeastLoadedBalancesReplicas(t *testing.T) {
 	cfg := testConfig()
 	cfg.Layout.DP = 3
-	cfg.Router = RouterLeastLoaded
+	cfg.Router = runresult.RouterLeastLoaded
 	var rows [][3]float64
 	for i := 0; i < 30; i++ {
 		rows = append(rows, [3]float64{0, 500, 20})

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -35,12 +36,12 @@ const evArrival = 0
 // Simulation is one configured run: replicas of an engine behind a router,
 // or prefill and decode instances (disaggregated), fed by a Source.
 type Simulation struct {
-	cfg    Config
-	memory MemoryReport
+	cfg    runresult.Config
+	memory runresult.MemoryReport
 	cost   *cost.OpCostModel
 	// decodeMemory and decodeCost are the decode instances' (disaggregated
 	// runs).
-	decodeMemory *MemoryReport
+	decodeMemory *runresult.MemoryReport
 	decodeCost   *cost.OpCostModel
 	opts         Options
 	loop         Loop
@@ -66,12 +67,12 @@ type Simulation struct {
 // model.
 type role struct {
 	layout spec.Layout
-	memory MemoryReport
+	memory runresult.MemoryReport
 	cost   *cost.OpCostModel
 }
 
 // New checks cfg against its model and device and builds the run.
-func New(cfg Config, opts Options) (*Simulation, error) {
+func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 	l := cfg.Layout.Normalize()
 	cfg.Layout = l
 	if cfg.Mode == "" {
-		cfg.Mode = ModeColocated
+		cfg.Mode = runresult.ModeColocated
 	}
 	e := &cfg.Engine
 	modelMax := m.MaxPosition
@@ -98,7 +99,7 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 	}
 	switch {
 	case e.MaxModelLen == 0:
-		e.MaxModelLen = min(modelMax, defaultMaxModelLen)
+		e.MaxModelLen = min(modelMax, runresult.DefaultMaxModelLen)
 	case e.MaxModelLen > modelMax:
 		return nil, fmt.Errorf("simulate: max_model_len %d exceeds the %d positions of %s", e.MaxModelLen, modelMax, m.Name)
 	}
@@ -148,12 +149,12 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 		return nil, err
 	}
 	s := &Simulation{opts: opts, router: router, col: newCollector(opts.Requests)}
-	if cfg.Mode == ModeDisaggregated {
+	if cfg.Mode == runresult.ModeDisaggregated {
 		if l.DP > 1 {
 			return nil, fmt.Errorf("simulate: disaggregated mode with DP=%d: give the instance counts instead (--prefill-instances, --decode-instances)", l.DP)
 		}
 		dc := &cfg.Disaggregation
-		dc.resolve(l)
+		dc.Resolve(l)
 		pre, err := newRole(dc.PrefillLayout)
 		if err != nil {
 			return nil, fmt.Errorf("prefill instances: %w", err)
@@ -189,8 +190,8 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 		s.engines = append(prefill, decode...)
 		s.entry = len(prefill)
 	} else {
-		if cfg.Disaggregation != (DisaggregationConfig{}) {
-			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", ModeDisaggregated)
+		if cfg.Disaggregation != (runresult.DisaggregationConfig{}) {
+			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", runresult.ModeDisaggregated)
 		}
 		if m.IsMoE() && l.DP > 1 {
 			return nil, fmt.Errorf("simulate: %s is an MoE model and DP=%d: data-parallel MoE ranks step in lockstep (every rank runs every step, idle ranks on dummy batches, with the EP group spanning them), which the simulator does not model yet: run TP x EP within one replica (DP=1)", m.Name, l.DP)
@@ -218,7 +219,7 @@ func New(cfg Config, opts Options) (*Simulation, error) {
 }
 
 // Config is the run's configuration with defaults resolved.
-func (s *Simulation) Config() Config { return s.cfg }
+func (s *Simulation) Config() runresult.Config { return s.cfg }
 
 // Handle implements Actor: the arrival of s.next.
 func (s *Simulation) Handle(nowS float64, _, _ int) {
@@ -262,7 +263,7 @@ func (s *Simulation) scheduleNext() {
 
 // Run replays src to the end and summarises the run. A Simulation runs
 // once.
-func (s *Simulation) Run(src Source) (*Summary, error) {
+func (s *Simulation) Run(src Source) (*runresult.Summary, error) {
 	if s.ran {
 		return nil, fmt.Errorf("simulate: a Simulation runs once")
 	}
@@ -296,8 +297,8 @@ func (s *Simulation) Run(src Source) (*Summary, error) {
 }
 
 // summary assembles the run's results.
-func (s *Simulation) summary() *Summary {
-	sum := &Summary{SchemaVersion: SummarySchemaVersion, Config: s.cfg, CostModel: s.cost.Report(),
+func (s *Simulation) summary() *runresult.Summary {
+	sum := &runresult.Summary{SchemaVersion: runresult.SummarySchemaVersion, Config: s.cfg, CostModel: s.cost.Report(),
 		Memory: s.memory, Metrics: s.col.metrics()}
 	if s.decodeCost != nil {
 		r := s.decodeCost.Report()

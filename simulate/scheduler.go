@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -55,7 +56,7 @@ type batch struct {
 // preemption by recompute of the last running request when blocks run out.
 // It holds no clock: the engine decides when steps run.
 type scheduler struct {
-	cfg       EngineConfig // MaxModelLen resolved
+	cfg       runresult.EngineConfig // MaxModelLen resolved
 	reqs      []reqState
 	freeSlots []int32
 	running   []int32
@@ -82,7 +83,7 @@ type scheduler struct {
 	holdKV bool
 }
 
-func newScheduler(cfg EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
+func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
 	return &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done,
 		running: make([]int32, 0, cfg.MaxNumSeqs)}
 }

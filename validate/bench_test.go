@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ftk-dev/ftk/simulate"
 )
 
 // BenchmarkCalibrateLeaveOneOut fits every correction to simulated
@@ -15,7 +17,7 @@ func BenchmarkCalibrateLeaveOneOut(b *testing.B) {
 	runs := calibrationRuns(b, b.TempDir(), 0.5, "conv", "short", "long")
 	for b.Loop() {
 		start := time.Now()
-		rep, err := Calibrate(runs, CalibrateOptions{})
+		rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay})
 		if err != nil {
 			b.Fatal(err)
 		}

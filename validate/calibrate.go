@@ -33,6 +33,9 @@ type CalibrateOptions struct {
 	// LoadPredictors loads the operator predictors of a fit bundle, for
 	// simulations that used one (nil: such simulations are refused).
 	LoadPredictors func(bundle string) (cost.PredictorSet, error)
+	// Simulate re-runs a simulation (simulate.Replay); calibration needs
+	// it.
+	Simulate SimulateFunc
 }
 
 // FittedParam is one correction of a fit.
@@ -154,7 +157,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
 	workloads := pairWorkloads(pairs)
-	pc := &predictorCache{load: opts.LoadPredictors}
+	pc := &predictorCache{load: opts.LoadPredictors, sim: opts.Simulate}
 	rep := &CalibrationReport{Metrics: opts.Metrics, Unpaired: unpaired}
 	heldOutCal := map[string]cost.Calibration{}
 	fits := 1

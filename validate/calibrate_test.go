@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/simulate"
 )
 
 // injected are the corrections the "measurements" of the calibration tests
@@ -45,7 +46,7 @@ func calibrationRuns(t testing.TB, dir string, scale float64, workloads ...strin
 func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 	dir := t.TempDir()
 	runs := calibrationRuns(t, dir, 1, "conv", "short", "long")
-	rep, err := Calibrate(runs, CalibrateOptions{FitWorkloads: []string{"conv"}, Params: []string{ParamHostMsPerStep, "linear_op"}})
+	rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay, FitWorkloads: []string{"conv"}, Params: []string{ParamHostMsPerStep, "linear_op"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestCalibrateLeaveOneWorkloadOut(t *testing.T) {
 		}
 		last, lastTotal = done, total
 	}
-	rep, err := Calibrate(runs, CalibrateOptions{Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxEvaluations: 60, Progress: progress})
+	rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay, Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxEvaluations: 60, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,9 +168,9 @@ func TestCalibrateRefuses(t *testing.T) {
 		opts CalibrateOptions
 		want string
 	}{
-		{CalibrateOptions{}, "leaving one workload out needs two workloads or more"},
-		{CalibrateOptions{FitWorkloads: []string{"chat"}}, `fit workload "chat" has no paired runs`},
-		{CalibrateOptions{FitWorkloads: []string{"short"}, Params: []string{"gpu_speed"}}, `unknown correction "gpu_speed"`},
+		{CalibrateOptions{Simulate: simulate.Replay}, "leaving one workload out needs two workloads or more"},
+		{CalibrateOptions{Simulate: simulate.Replay, FitWorkloads: []string{"chat"}}, `fit workload "chat" has no paired runs`},
+		{CalibrateOptions{Simulate: simulate.Replay, FitWorkloads: []string{"short"}, Params: []string{"gpu_speed"}}, `unknown correction "gpu_speed"`},
 	} {
 		if _, err := Calibrate(runs, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.opts, err, c.want)
@@ -178,7 +179,7 @@ func TestCalibrateRefuses(t *testing.T) {
 	// Same inputs, same file, byte for byte (the search is seeded).
 	var files [2][]byte
 	for i := range files {
-		rep, err := Calibrate(runs, CalibrateOptions{FitWorkloads: []string{"short"}, MaxEvaluations: 60})
+		rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay, FitWorkloads: []string{"short"}, MaxEvaluations: 60})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func TestCalibrateRefuses(t *testing.T) {
 	// A measured CSV stands in for the simulated side: it cannot be re-run.
 	m := *runs[0]
 	m.Side = Simulated
-	if _, err := Calibrate([]*Run{runs[0], &m}, CalibrateOptions{FitWorkloads: []string{"short"}}); err == nil || !strings.Contains(err.Error(), "is not an ftk simulate output directory") {
+	if _, err := Calibrate([]*Run{runs[0], &m}, CalibrateOptions{Simulate: simulate.Replay, FitWorkloads: []string{"short"}}); err == nil || !strings.Contains(err.Error(), "is not an ftk simulate output directory") {
 		t.Errorf("CSV as simulated side: %v", err)
 	}
 }

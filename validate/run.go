@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -68,7 +68,7 @@ type Run struct {
 	MakespanS float64
 	// Sim is the configuration of a run read from an ftk simulate output
 	// (nil otherwise): what calibration runs again with new corrections.
-	Sim *simulate.Config
+	Sim *runresult.Config
 }
 
 // String names the run for messages: side, identity and source.

@@ -12,6 +12,7 @@ import (
 // predictorCache loads each bundle once.
 type predictorCache struct {
 	load  func(string) (cost.PredictorSet, error)
+	sim   SimulateFunc
 	preds map[string]cost.PredictorSet
 }
 
@@ -49,7 +50,7 @@ func evalRows(pairs []Pair, cal cost.Calibration, metrics []Metric, pc *predicto
 			if err != nil {
 				return nil, len(redone), err
 			}
-			if s, err = Resimulate(p.Simulated, cal, preds); err != nil {
+			if s, err = Resimulate(p.Simulated, cal, preds, pc.sim); err != nil {
 				return nil, len(redone), err
 			}
 			if err := s.Check(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -18,25 +19,25 @@ const sharedConvTrace = "../../shared/traces/splitwise_conv.csv"
 // testWorkloads are workloads of different shapes: short prompts at a high
 // rate, long prompts, and the real conversation trace. scale multiplies
 // their request counts (1: about 1000 requests in all).
-func testWorkload(name string, scale float64) simulate.WorkloadConfig {
+func testWorkload(name string, scale float64) runresult.WorkloadConfig {
 	n := func(k int) int { return max(10, int(float64(k)*scale)) }
 	switch name {
 	case "short":
-		return simulate.WorkloadConfig{Workload: "fixed:256x96", RatePerS: 10, NumRequests: n(400), Seed: 1}
+		return runresult.WorkloadConfig{Workload: "fixed:256x96", RatePerS: 10, NumRequests: n(400), Seed: 1}
 	case "long":
-		return simulate.WorkloadConfig{Workload: "fixed:3072x48", RatePerS: 3, NumRequests: n(150), Seed: 2}
+		return runresult.WorkloadConfig{Workload: "fixed:3072x48", RatePerS: 3, NumRequests: n(150), Seed: 2}
 	case "conv":
-		return simulate.WorkloadConfig{Trace: sharedConvTrace, NumRequests: n(400)}
+		return runresult.WorkloadConfig{Trace: sharedConvTrace, NumRequests: n(400)}
 	}
 	panic("unknown test workload " + name)
 }
 
-func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal cost.Calibration) simulate.Config {
+func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal cost.Calibration) runresult.Config {
 	t.Helper()
 	if _, err := os.Stat(sharedConvTrace); err != nil {
 		t.Fatalf("../shared beside the repository is required: %v", err)
 	}
-	cfg := simulate.DefaultConfig()
+	cfg := runresult.DefaultConfig()
 	cfg.Model = "llama-3.1-8b"
 	cfg.Device = "h100"
 	cfg.Workload = workload
@@ -46,7 +47,7 @@ func testConfig(t testing.TB, workload simulate.WorkloadConfig, cal cost.Calibra
 
 // simulateTo runs the workload with cal through ftk simulate's Go API into
 // dir/name and returns the output directory.
-func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig, cal cost.Calibration) string {
+func simulateTo(t testing.TB, dir, name string, workload runresult.WorkloadConfig, cal cost.Calibration) string {
 	t.Helper()
 	cfg := testConfig(t, workload, cal)
 	src, _, err := datasets.OpenRun(cfg.Workload.Trace, cfg.Workload.Workload, cfg.Workload.RatePerS, cfg.Workload.NumRequests, cfg.Workload.Seed)
@@ -64,7 +65,7 @@ func simulateTo(t testing.TB, dir, name string, workload simulate.WorkloadConfig
 // per-request CSV, multiplying every TPOT by tpotFactor.
 func writeMeasuredCSV(t testing.TB, simDir, path string, tpotFactor float64) {
 	t.Helper()
-	rows, err := simulate.ReadRequestMetrics(filepath.Join(simDir, simulate.RequestsCSVFile))
+	rows, err := runresult.ReadRequestMetrics(filepath.Join(simDir, runresult.RequestsCSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}

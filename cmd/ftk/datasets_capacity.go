@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/urfave/cli/v3"
 )
@@ -17,7 +18,7 @@ import (
 func capacityFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "--load without --pilot-throughput: simulate this model (catalog name or config.json) to find the capacity"},
-		&cli.StringFlag{Name: "device", Value: simulate.DefaultConfig().Device, Usage: "--load: device of the simulated capacity search"},
+		&cli.StringFlag{Name: "device", Value: runresult.DefaultConfig().Device, Usage: "--load: device of the simulated capacity search"},
 		&cli.IntFlag{Name: "probe-requests", Value: 2000, Usage: "--load: requests per simulated probe of the capacity search"},
 	}, layoutFlags()...)
 }
@@ -31,7 +32,7 @@ const (
 
 // simulatedCapacity finds the capacity of the simulated system for w.
 func simulatedCapacity(cmd *cli.Command, w datasets.Workload, seed uint64) (float64, string, error) {
-	cfg := simulate.DefaultConfig()
+	cfg := runresult.DefaultConfig()
 	cfg.Model = cmd.String("model")
 	cfg.Device = cmd.String("device")
 	cfg.Layout = layoutFrom(cmd)
@@ -54,7 +55,7 @@ func simulatedCapacity(cmd *cli.Command, w datasets.Workload, seed uint64) (floa
 
 // capacityProbe is a datasets.QueueProbe that simulates the workload at a rate.
 type capacityProbe struct {
-	cfg  simulate.Config
+	cfg  runresult.Config
 	w    datasets.Workload
 	n    int
 	seed uint64
@@ -87,7 +88,7 @@ func (p *capacityProbe) Bounded(rateRPS float64) (bool, error) {
 // request ID.
 type capacitySink struct{ arrivalS, firstS []float64 }
 
-func (s *capacitySink) WriteRequest(m *simulate.RequestMetrics) error {
+func (s *capacitySink) WriteRequest(m *runresult.RequestMetrics) error {
 	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
 		return fmt.Errorf("capacity probe: request id %d out of range", m.RequestID)
 	}

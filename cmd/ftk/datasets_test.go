@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/datasets"
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // datasetsShared is ../shared seen from cmd/ftk.
@@ -260,7 +260,7 @@ func TestDatasetsLoadFromSimulatedCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := simulate.DefaultConfig()
+	cfg := runresult.DefaultConfig()
 	cfg.Model, cfg.Device = "llama-3.1-8b", "h100"
 	p := &capacityProbe{cfg: cfg, w: w, n: 1000, seed: 1}
 	for _, tc := range []struct {

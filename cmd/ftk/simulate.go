@@ -9,6 +9,7 @@ import (
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
@@ -17,7 +18,7 @@ import (
 )
 
 func simulateCommand() *cli.Command {
-	def := simulate.DefaultConfig()
+	def := runresult.DefaultConfig()
 	layout := layoutFlags()
 	for _, f := range layout {
 		if f, ok := f.(*cli.IntFlag); ok && f.Name == "dp" {
@@ -99,11 +100,11 @@ Examples:
 }
 
 // simConfig merges the defaults, --config and the flags set.
-func simConfig(cmd *cli.Command) (simulate.Config, error) {
-	cfg := simulate.DefaultConfig()
+func simConfig(cmd *cli.Command) (runresult.Config, error) {
+	cfg := runresult.DefaultConfig()
 	if p := cmd.String("config"); p != "" {
 		var err error
-		if cfg, err = simulate.LoadConfig(p); err != nil {
+		if cfg, err = runresult.LoadConfig(p); err != nil {
 			return cfg, usageError("%v", err)
 		}
 	}
@@ -223,7 +224,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\noutputs in %s: %s, %s, %s, %s", out.Dir, simulate.RequestsCSVFile, simulate.RequestsArrowFile, simulate.SummaryFile, simulate.ConfigFile)
+	fmt.Fprintf(w, "\noutputs in %s: %s, %s, %s, %s", out.Dir, runresult.RequestsCSVFile, runresult.RequestsArrowFile, runresult.SummaryFile, runresult.ConfigFile)
 	if out.ChromeTrace != "" {
 		fmt.Fprintf(w, "; Chrome trace %s", out.ChromeTrace)
 	}

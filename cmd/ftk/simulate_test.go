@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 func TestSimulateRuns(t *testing.T) {
@@ -22,25 +22,25 @@ func TestSimulateRuns(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+	sum, err := runresult.ReadSummary(filepath.Join(dir, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := sum.Config; c.Layout.DP != 2 || c.Engine.MaxNumSeqs != 64 || c.Workload.Seed != 5 || len(sum.Replicas) != 2 {
 		t.Errorf("summary config %+v, %d replicas", c, len(sum.Replicas))
 	}
-	for _, f := range []string{simulate.RequestsCSVFile, simulate.RequestsArrowFile, simulate.ConfigFile, "trace.json"} {
+	for _, f := range []string{runresult.RequestsCSVFile, runresult.RequestsArrowFile, runresult.ConfigFile, "trace.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
 	}
 	// The run's config.yaml reproduces it; a flag overrides it.
 	dir2 := t.TempDir()
-	out2, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, simulate.ConfigFile), "-o", dir2, "--max-num-seqs", "8")
+	out2, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, runresult.ConfigFile), "-o", dir2, "--max-num-seqs", "8")
 	if code != 0 {
 		t.Fatalf("rerun exit %d: %s", code, errOut)
 	}
-	sum2, err := simulate.ReadSummary(filepath.Join(dir2, simulate.SummaryFile))
+	sum2, err := runresult.ReadSummary(filepath.Join(dir2, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSimulateMoEBreakdown(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", mode, want, out)
 			}
 		}
-		sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+		sum, err := runresult.ReadSummary(filepath.Join(dir, runresult.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestSimulateDisaggregated(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	sum, err := simulate.ReadSummary(filepath.Join(dir, simulate.SummaryFile))
+	sum, err := runresult.ReadSummary(filepath.Join(dir, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +145,11 @@ func TestSimulateDisaggregated(t *testing.T) {
 	}
 	// The run's config.yaml reproduces it.
 	dir2 := t.TempDir()
-	if _, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, simulate.ConfigFile), "-o", dir2); code != 0 {
+	if _, errOut, code := ftk(t, "simulate", "--config", filepath.Join(dir, runresult.ConfigFile), "-o", dir2); code != 0 {
 		t.Fatalf("rerun exit %d: %s", code, errOut)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, simulate.RequestsCSVFile))
-	b, _ := os.ReadFile(filepath.Join(dir2, simulate.RequestsCSVFile))
+	a, _ := os.ReadFile(filepath.Join(dir, runresult.RequestsCSVFile))
+	b, _ := os.ReadFile(filepath.Join(dir2, runresult.RequestsCSVFile))
 	if string(a) != string(b) {
 		t.Error("rerunning config.yaml gave different requests.csv")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/progress"
+	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/ftk-dev/ftk/validate"
 	"github.com/urfave/cli/v3"
@@ -194,7 +195,7 @@ Examples:
 			var bar *progress.Bar
 			rep, err := validate.Calibrate(runs, validate.CalibrateOptions{
 				Metrics: metrics, FitWorkloads: cmd.StringSlice("fit-workloads"), Params: cmd.StringSlice("params"),
-				MaxEvaluations: cmd.Int("max-evaluations"), LoadPredictors: loadBundlePredictors,
+				MaxEvaluations: cmd.Int("max-evaluations"), LoadPredictors: loadBundlePredictors, Simulate: simulate.Replay,
 				Progress: func(done, total int) {
 					if bar == nil && done == 1 {
 						bar = progress.New(cmd.Root().ErrWriter, "calibrate", "evaluations (at most)", total)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // valSimulate runs ftk simulate of llama-3.1-8b on a small fixed workload
@@ -44,7 +44,7 @@ type valBenchmark struct {
 // set, rewrites the JSON text before it is saved.
 func valBenchmarkFrom(t *testing.T, simDir, path, model string, edit func(string) string) {
 	t.Helper()
-	rows, err := simulate.ReadRequestMetrics(filepath.Join(simDir, simulate.RequestsCSVFile))
+	rows, err := runresult.ReadRequestMetrics(filepath.Join(simDir, runresult.RequestsCSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func valBenchmarkFrom(t *testing.T, simDir, path, model string, edit func(string
 // with every TPOT multiplied by tpotFactor.
 func valCSVFrom(t *testing.T, simDir, path string, tpotFactor float64) {
 	t.Helper()
-	rows, err := simulate.ReadRequestMetrics(filepath.Join(simDir, simulate.RequestsCSVFile))
+	rows, err := runresult.ReadRequestMetrics(filepath.Join(simDir, runresult.RequestsCSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestValidateCalibrate(t *testing.T) {
 		t.Errorf("fitted %+v, injected host_ms_per_step 2", c)
 	}
 	again := valSimulate(t, filepath.Join(dir, "again"), "fixed:256x64", 1, "--calibration", cal)
-	sum, err := simulate.ReadSummary(filepath.Join(again, simulate.SummaryFile))
+	sum, err := runresult.ReadSummary(filepath.Join(again, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

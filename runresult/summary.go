@@ -1,4 +1,4 @@
-package simulate
+package runresult
 
 import (
 	"bufio"
@@ -144,4 +144,46 @@ func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 		}
 		fmt.Fprintln(tw)
 	}
+}
+
+// WriteBreakdown prints the step-time breakdown tables of a run.
+func (s *Summary) WriteBreakdown(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, b := range s.Breakdown {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "step time, %s engines\t  share\t ms/step\tmodelled ms/step\n", b.Role)
+		for _, r := range b.Rows {
+			if r.ModelledMeanMs == 0 && r.WallMs == 0 {
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%6.1f%%\t%8.3f\t%8.3f\n", componentLabel(r.Component), 100*r.Share, r.MeanMs, r.ModelledMeanMs)
+		}
+		fmt.Fprintf(tw, "  total\t%6.1f%%\t%8.3f\t\n", 100.0, b.WallMs/float64(max(b.StageSteps, 1)))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %d stage steps: %d host-bound (launches outran the GPU), %d CUDA-graph replays\n", b.StageSteps, b.HostBoundSteps, b.GraphSteps)
+	}
+	if t := s.Metrics.KVTransfer; t != nil {
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "KV transfers (%d, %.2f MB mean)\t    mean\t     P50\t     P99\n", t.TransferMs.Count, t.MeanBytes/1e6)
+		fmt.Fprintf(tw, "  transfer ms\t%8.3f\t%8.3f\t%8.3f\n", t.TransferMs.Mean, t.TransferMs.P50, t.TransferMs.P99)
+		fmt.Fprintf(tw, "  wait for decode blocks ms\t%8.3f\t%8.3f\t%8.3f\n", t.WaitMs.Mean, t.WaitMs.P50, t.WaitMs.P99)
+	}
+	return tw.Flush()
+}
+
+// componentLabel names a component in the breakdown table.
+func componentLabel(name string) string {
+	switch name {
+	case "launch":
+		return "launch (beyond GPU)"
+	case "host_before":
+		return "host before (schedule, inputs)"
+	case "host_after":
+		return "host after (sample, outputs)"
+	}
+	return name
 }

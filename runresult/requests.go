@@ -1,4 +1,4 @@
-package simulate
+package runresult
 
 import (
 	"encoding/csv"
@@ -150,20 +150,23 @@ func (a *arrowRequestWriter) close() error {
 	return err
 }
 
-// requestFiles writes requests.csv and requests.arrow as requests finish.
-type requestFiles struct {
+// RequestFiles writes requests.csv and requests.arrow as requests finish.
+type RequestFiles struct {
 	csvFile, arrowFile *atomicfile.File
 	csv                *csvRequestWriter
 	arrow              *arrowRequestWriter
 }
 
-func createRequestFiles(dir string) (*requestFiles, error) {
-	rf := &requestFiles{}
+// CreateRequestFiles starts requests.csv and requests.arrow in dir; each
+// finished request is written as it comes (WriteRequest), and the files
+// appear only on Commit.
+func CreateRequestFiles(dir string) (*RequestFiles, error) {
+	rf := &RequestFiles{}
 	var err error
-	if rf.csvFile, err = atomicfile.Create(filepath.Join(dir, "requests.csv")); err != nil {
+	if rf.csvFile, err = atomicfile.Create(filepath.Join(dir, RequestsCSVFile)); err != nil {
 		return nil, err
 	}
-	if rf.arrowFile, err = atomicfile.Create(filepath.Join(dir, "requests.arrow")); err != nil {
+	if rf.arrowFile, err = atomicfile.Create(filepath.Join(dir, RequestsArrowFile)); err != nil {
 		rf.csvFile.Abort()
 		return nil, err
 	}
@@ -171,14 +174,14 @@ func createRequestFiles(dir string) (*requestFiles, error) {
 		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.Writer)
 	}
 	if err != nil {
-		rf.abort()
+		rf.Abort()
 		return nil, fmt.Errorf("requests files in %s: %w", dir, err)
 	}
 	return rf, nil
 }
 
 // WriteRequest implements RequestSink.
-func (rf *requestFiles) WriteRequest(m *RequestMetrics) error {
+func (rf *RequestFiles) WriteRequest(m *RequestMetrics) error {
 	if err := rf.csv.WriteRequest(m); err != nil {
 		return fmt.Errorf("write %s: %w", rf.csvFile.Path(), err)
 	}
@@ -188,9 +191,10 @@ func (rf *requestFiles) WriteRequest(m *RequestMetrics) error {
 	return nil
 }
 
-func (rf *requestFiles) commit() error {
+// Commit finishes both files and renames them into place.
+func (rf *RequestFiles) Commit() error {
 	if err := rf.arrow.close(); err != nil {
-		rf.abort()
+		rf.Abort()
 		return fmt.Errorf("write %s: %w", rf.arrowFile.Path(), err)
 	}
 	if err := rf.csvFile.Commit(); err != nil {
@@ -200,7 +204,8 @@ func (rf *requestFiles) commit() error {
 	return rf.arrowFile.Commit()
 }
 
-func (rf *requestFiles) abort() {
+// Abort discards both files.
+func (rf *RequestFiles) Abort() {
 	rf.csvFile.Abort()
 	rf.arrowFile.Abort()
 }

@@ -1,4 +1,4 @@
-package simulate
+package runresult
 
 import (
 	"fmt"
@@ -84,8 +84,8 @@ const (
 	RouterLeastLoaded = "least-loaded"
 )
 
-// defaultMaxModelLen caps the default max_model_len (see EngineConfig).
-const defaultMaxModelLen = 8192
+// DefaultMaxModelLen caps the default max_model_len (see EngineConfig).
+const DefaultMaxModelLen = 8192
 
 // DefaultConfig returns the defaults of vLLM V1 (chunked prefill on, 8192
 // batched tokens, 256 sequences, 16-token blocks, 90% of GPU memory) on one
@@ -176,7 +176,7 @@ func (c *Config) Validate() error {
 	switch c.Mode {
 	case "", ModeColocated:
 	case ModeDisaggregated:
-		if err := c.Disaggregation.validate(); err != nil {
+		if err := c.Disaggregation.Validate(); err != nil {
 			return err
 		}
 	default:

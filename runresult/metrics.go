@@ -1,0 +1,109 @@
+package runresult
+
+import (
+	"slices"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Request statuses.
+const (
+	StatusCompleted = "completed"
+	// StatusRejected marks a request longer than max_model_len (prompt plus
+	// output tokens), which vLLM's server refuses.
+	StatusRejected = "rejected"
+)
+
+// RequestMetrics are the outcome of one request: one row of the per-request
+// CSV and Arrow files. Times are seconds from the trace start; latencies
+// are milliseconds with the definitions of spec (TTFT, TPOT, E2E). Fields a
+// request does not have (a rejected request's times; TPOT of a one-token
+// request) are NaN.
+type RequestMetrics struct {
+	RequestID    int
+	ArrivalS     float64
+	PromptTokens int
+	OutputTokens int
+	FirstTokenS  float64
+	FinishS      float64
+	TTFTMs       float64
+	TPOTMs       float64
+	E2EMs        float64
+	// MeanITLMs is the mean gap between the request's output tokens; the
+	// gaps add up to E2E - TTFT, so it equals TPOTMs.
+	MeanITLMs float64
+	// KVTransferMs is the time the request's KV cache took from the prefill
+	// to the decode instance (disaggregated runs; NaN otherwise): part of
+	// its TTFT.
+	KVTransferMs float64
+	Preemptions  int
+	Status       string
+}
+
+// Stats are the mean and percentiles of one latency metric, in
+// milliseconds, over Count values (all zero when Count is zero).
+type Stats struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// StatsOf sorts v in place and summarises it with spec's percentile rule.
+func StatsOf(v []float64) Stats {
+	if len(v) == 0 {
+		return Stats{}
+	}
+	slices.Sort(v)
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return Stats{Count: len(v), Mean: sum / float64(len(v)),
+		P50: spec.PercentileSorted(v, 50), P90: spec.PercentileSorted(v, 90),
+		P95: spec.PercentileSorted(v, 95), P99: spec.PercentileSorted(v, 99)}
+}
+
+// Metrics are the run's aggregate results.
+type Metrics struct {
+	Arrived   int `json:"arrived"`
+	Completed int `json:"completed"`
+	Rejected  int `json:"rejected"`
+	// MakespanS runs from the first arrival to the last completion.
+	MakespanS                 float64 `json:"makespan_s"`
+	RequestThroughputPerS     float64 `json:"request_throughput_per_s"`
+	OutputTokenThroughputPerS float64 `json:"output_token_throughput_per_s"`
+	TotalTokenThroughputPerS  float64 `json:"total_token_throughput_per_s"`
+	PromptTokens              int64   `json:"prompt_tokens"`
+	OutputTokens              int64   `json:"output_tokens"`
+	TTFTMs                    Stats   `json:"ttft_ms"`
+	TPOTMs                    Stats   `json:"tpot_ms"`
+	// ITLMs has an exact mean and histogram percentiles (within 0.2%).
+	ITLMs Stats `json:"itl_ms"`
+	E2EMs Stats `json:"e2e_ms"`
+	// MeanConcurrency is the time-average number of admitted requests in
+	// the system over the makespan (Little's law: it equals throughput x
+	// mean E2E).
+	MeanConcurrency float64 `json:"mean_concurrency"`
+	PeakConcurrency int     `json:"peak_concurrency"`
+	Preemptions     int64   `json:"preemptions"`
+	// PeakKVUsage is the largest fraction of a replica's KV-cache blocks
+	// in use at once.
+	PeakKVUsage float64 `json:"peak_kv_usage"`
+	Steps       int64   `json:"steps"`
+	// KVTransfer summarises the KV-cache transfers of a disaggregated run.
+	KVTransfer *KVTransferStats `json:"kv_transfer,omitempty"`
+}
+
+// KVTransferStats are the KV-cache transfers from prefill to decode
+// instances. TransferMs runs from the start of a transfer (link latency
+// included) to its end; WaitMs from the end of the prefill to the start of
+// the transfer (waiting for free blocks on the decode instance). Both are
+// part of TTFT.
+type KVTransferStats struct {
+	TransferMs Stats   `json:"transfer_ms"`
+	WaitMs     Stats   `json:"wait_ms"`
+	MeanBytes  float64 `json:"mean_bytes"`
+}

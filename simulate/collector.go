@@ -1,0 +1,123 @@
+package simulate
+
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// histStats summarises a histogram (exact mean, bucketed percentiles).
+func histStats(h *Histogram) runresult.Stats {
+	if h.Count() == 0 {
+		return runresult.Stats{}
+	}
+	return runresult.Stats{Count: int(h.Count()), Mean: h.Mean(), P50: h.Percentile(50), P90: h.Percentile(90),
+		P95: h.Percentile(95), P99: h.Percentile(99)}
+}
+
+// collector gathers the run's metrics. It keeps one float64 per request for
+// each of TTFT, TPOT and E2E (exact percentiles; 24 bytes a request) and the
+// ITL histogram (fixed size); per-request rows go straight to the sink.
+type collector struct {
+	sink RequestSink
+	err  error // first sink error
+	row  runresult.RequestMetrics
+
+	ttft, tpot, e2e []float64
+	itl             *Histogram
+	// KV transfers of a disaggregated run: transfer and wait times (ms)
+	// and bytes.
+	kvTransfer, kvWait []float64
+	kvBytes            float64
+
+	arrived, completed, rejected int
+	promptTokens, outputTokens   int64
+	firstArrivalS, lastFinishS   float64
+
+	// Little's law bookkeeping: the integral over time of the number of
+	// requests in the system, kept from arrivals and completions.
+	inSystem     int
+	areaReqS     float64
+	lastChangeS  float64
+	peakInSystem int
+}
+
+func newCollector(sink RequestSink) *collector {
+	return &collector{sink: sink, itl: NewHistogram(), firstArrivalS: math.NaN()}
+}
+
+func (c *collector) advance(nowS float64) {
+	c.areaReqS += float64(c.inSystem) * (nowS - c.lastChangeS)
+	c.lastChangeS = nowS
+}
+
+// arrive counts an arrival; it reports whether the request is admitted.
+func (c *collector) arrive(q *spec.Request, maxModelLen int) bool {
+	if c.arrived == 0 {
+		c.firstArrivalS = q.ArrivalS
+		c.lastChangeS = q.ArrivalS
+	}
+	c.arrived++
+	if q.PromptTokens+q.OutputTokens > maxModelLen {
+		c.rejected++
+		c.row = runresult.RequestMetrics{RequestID: q.ID, ArrivalS: q.ArrivalS, PromptTokens: q.PromptTokens,
+			OutputTokens: q.OutputTokens, FirstTokenS: math.NaN(), FinishS: math.NaN(), TTFTMs: math.NaN(),
+			TPOTMs: math.NaN(), E2EMs: math.NaN(), MeanITLMs: math.NaN(), KVTransferMs: math.NaN(), Status: runresult.StatusRejected}
+		c.write()
+		return false
+	}
+	c.advance(q.ArrivalS)
+	c.inSystem++
+	c.peakInSystem = max(c.peakInSystem, c.inSystem)
+	return true
+}
+
+// finish records a completed request.
+func (c *collector) finish(r *reqState, nowS float64) {
+	c.advance(nowS)
+	c.inSystem--
+	c.completed++
+	c.lastFinishS = nowS
+	c.promptTokens += int64(r.prompt)
+	c.outputTokens += int64(r.generated)
+	t := spec.RequestTimes{ArrivalS: r.arrivalS, FirstTokenS: r.firstTokenS, FinishS: nowS, OutputTokens: int(r.generated)}
+	c.row = runresult.RequestMetrics{RequestID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt),
+		OutputTokens: int(r.generated), FirstTokenS: r.firstTokenS, FinishS: nowS,
+		TTFTMs: t.TTFTMs(), TPOTMs: t.TPOTMs(), E2EMs: t.E2EMs(), KVTransferMs: r.kvTransferMs,
+		Preemptions: int(r.preemptions), Status: runresult.StatusCompleted}
+	c.row.MeanITLMs = c.row.TPOTMs
+	c.ttft = append(c.ttft, c.row.TTFTMs)
+	c.e2e = append(c.e2e, c.row.E2EMs)
+	if !math.IsNaN(c.row.TPOTMs) {
+		c.tpot = append(c.tpot, c.row.TPOTMs)
+	}
+	c.write()
+}
+
+func (c *collector) write() {
+	if c.sink != nil && c.err == nil {
+		c.err = c.sink.WriteRequest(&c.row)
+	}
+}
+
+// metrics summarises the run. It sorts the collected slices.
+func (c *collector) metrics() runresult.Metrics {
+	m := runresult.Metrics{Arrived: c.arrived, Completed: c.completed, Rejected: c.rejected,
+		PromptTokens: c.promptTokens, OutputTokens: c.outputTokens, PeakConcurrency: c.peakInSystem,
+		TTFTMs: runresult.StatsOf(c.ttft), TPOTMs: runresult.StatsOf(c.tpot), E2EMs: runresult.StatsOf(c.e2e), ITLMs: histStats(c.itl)}
+	if c.completed > 0 {
+		m.MakespanS = c.lastFinishS - c.firstArrivalS
+	}
+	if len(c.kvTransfer) > 0 {
+		n := float64(len(c.kvTransfer))
+		m.KVTransfer = &runresult.KVTransferStats{TransferMs: runresult.StatsOf(c.kvTransfer), WaitMs: runresult.StatsOf(c.kvWait), MeanBytes: c.kvBytes / n}
+	}
+	if m.MakespanS > 0 {
+		m.RequestThroughputPerS = float64(c.completed) / m.MakespanS
+		m.OutputTokenThroughputPerS = float64(c.outputTokens) / m.MakespanS
+		m.TotalTokenThroughputPerS = float64(c.outputTokens+c.promptTokens) / m.MakespanS
+		m.MeanConcurrency = c.areaReqS / m.MakespanS
+	}
+	return m
+}
