@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
-	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 func TestEmptyInput(t *testing.T) {
-	if _, err := FromDataset(&ingest.Dataset{}, spec.CUDAEvent); err == nil || !strings.Contains(err.Error(), "no samples") {
+	if _, err := FromDataset(&dataset.Dataset{}, spec.CUDAEvent); err == nil || !strings.Contains(err.Error(), "no samples") {
 		t.Errorf("empty dataset: %v", err)
 	}
 	if _, err := Fit(&TrainingSet{}, Options{}); err == nil || !strings.Contains(err.Error(), "empty") {

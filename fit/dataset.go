@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -17,7 +17,7 @@ import (
 // silently merge with single-sequence shapes they disagree with (see
 // resolveConflicts). Samples of 0 ms are kept (a KERNEL_ONLY reshape
 // launches no kernel); negative or non-finite times are refused.
-func FromDataset(ds *ingest.Dataset, measurement string) (*TrainingSet, error) {
+func FromDataset(ds *dataset.Dataset, measurement string) (*TrainingSet, error) {
 	if ds == nil || len(ds.Samples) == 0 {
 		return nil, errors.New("fit: the dataset has no samples")
 	}

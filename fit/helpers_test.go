@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -27,11 +28,11 @@ var datasetCache sync.Map
 
 // ingestFixture ingests the profile files under rel (relative to
 // ../shared/profiles) into a temporary dataset and loads it back through
-// ingest.Load, the path every caller of fit takes.
-func ingestFixture(rel ...string) (*ingest.Dataset, error) {
+// dataset.Load, the path every caller of fit takes.
+func ingestFixture(rel ...string) (*dataset.Dataset, error) {
 	key := filepath.Join(rel...)
 	if v, ok := datasetCache.Load(key); ok {
-		return v.(*ingest.Dataset), nil
+		return v.(*dataset.Dataset), nil
 	}
 	var paths []string
 	for _, r := range rel {
@@ -46,7 +47,7 @@ func ingestFixture(rel ...string) (*ingest.Dataset, error) {
 	if _, err := ingest.Ingest(paths, dir, ingest.Options{}); err != nil {
 		return nil, err
 	}
-	ds, err := ingest.Load(dir)
+	ds, err := dataset.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func ingestFixture(rel ...string) (*ingest.Dataset, error) {
 }
 
 // loadProfiles is ingestFixture for tests: a missing fixture fails.
-func loadProfiles(t testing.TB, rel ...string) *ingest.Dataset {
+func loadProfiles(t testing.TB, rel ...string) *dataset.Dataset {
 	t.Helper()
 	ds, err := ingestFixture(rel...)
 	if err != nil {

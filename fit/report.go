@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ftk-dev/ftk/bundle"
-	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -94,7 +94,7 @@ func ReportDataset(w io.Writer, bundlePath, datasetDir string) error {
 	if err != nil {
 		return err
 	}
-	ds, err := ingest.Load(datasetDir)
+	ds, err := dataset.Load(datasetDir)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -63,7 +64,7 @@ func TestReportDataset(t *testing.T) {
 	if _, err := ingest.Ingest([]string{filepath.Join(profiles, a800, "linear_op.csv")}, a800dir, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := ingest.Load(h800)
+	ds, err := dataset.Load(h800)
 	if err != nil {
 		t.Fatal(err)
 	}

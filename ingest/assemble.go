@@ -7,12 +7,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // assemble sorts the records into output files, flags duplicated shapes
 // and fills the manifest.
-func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
+func assemble(inputs []dataset.Input, all []*parsed, tab *strTable) *build {
 	type fileKey struct {
 		family      spec.Family
 		measurement string
@@ -51,7 +52,7 @@ func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
 	slices.SortFunc(b.files, func(a, c *outFile) int { return strings.Compare(a.name, c.name) })
 
 	m := &b.m
-	m.Kind, m.SchemaVersion = ManifestKind, SchemaVersion
+	m.Kind, m.SchemaVersion = dataset.ManifestKind, dataset.SchemaVersion
 	m.Inputs = inputs
 	models, meas := map[string]bool{}, map[string]bool{}
 	for _, in := range inputs {
@@ -82,7 +83,7 @@ func assemble(inputs []Input, all []*parsed, tab *strTable) *build {
 	m.Notes = []string{
 		"features are in spec.OpFeatures order; attention batches of several sequences are reduced with spec.PrefillEquivalent / spec.DecodeEquivalent (variant mixed or true_mixed)",
 		"collective samples have no model: network timings do not depend on it",
-		fmt.Sprintf("duplicated shapes are kept; they conflict (flagged) when their medians are more than %g%% apart and their [min, max] ranges do not all overlap", ConflictTolerance*100),
+		fmt.Sprintf("duplicated shapes are kept; they conflict (flagged) when their medians are more than %g%% apart and their [min, max] ranges do not all overlap", dataset.ConflictTolerance*100),
 	}
 	return b
 }
@@ -109,7 +110,7 @@ func sortedIndex(n int, compare func(a, b int) int) []int {
 // files are sorted, so the samples of a shape are adjacent.
 func (b *build) flagDuplicates() {
 	m := &b.m
-	m.Conflicts = []Conflict{}
+	m.Conflicts = []dataset.Conflict{}
 	for _, f := range b.files {
 		for i := 0; i < len(f.recs); {
 			j := i + 1
@@ -126,7 +127,7 @@ func (b *build) flagDuplicates() {
 				continue
 			}
 			r0 := g[0]
-			c := Conflict{Key: b.key(r0).String(), Features: append([]float64(nil), r0.f[:r0.nf]...), Variant: variantNames[r0.variant],
+			c := dataset.Conflict{Key: b.key(r0).String(), Features: append([]float64(nil), r0.f[:r0.nf]...), Variant: variantNames[r0.variant],
 				MedianMinMs: math.Inf(1), MedianMaxMs: math.Inf(-1)}
 			if r0.model != 0 {
 				c.Key = b.tab.strs[r0.model] + " " + c.Key
@@ -138,7 +139,7 @@ func (b *build) flagDuplicates() {
 				c.Samples++
 				src := m.Inputs[r.in].Path
 				if n := len(c.At); n == 0 || c.At[n-1].Source != src {
-					c.At = append(c.At, SourceLines{Source: src})
+					c.At = append(c.At, dataset.SourceLines{Source: src})
 				}
 				at := &c.At[len(c.At)-1]
 				at.Lines = append(at.Lines, int(r.line))
@@ -160,7 +161,7 @@ func conflicting(g []*record) bool {
 		}
 		mlo, mhi = math.Min(mlo, r.median), math.Max(mhi, r.median)
 	}
-	return mhi > mlo*(1+ConflictTolerance) && lo > hi
+	return mhi > mlo*(1+dataset.ConflictTolerance) && lo > hi
 }
 
 func sortedKeys(m map[string]bool) []string {

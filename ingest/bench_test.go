@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // deviceSets are the shared profile folders, one dataset (device) each;
@@ -53,7 +55,7 @@ func BenchmarkReadCSV(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	root := profilesDir(b)
 	type file struct {
-		in   Input
+		in   dataset.Input
 		data []byte
 	}
 	var files []file
@@ -68,7 +70,7 @@ func BenchmarkReadCSV(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			files = append(files, file{Input{Path: p}, data})
+			files = append(files, file{dataset.Input{Path: p}, data})
 			total += int64(len(data))
 		}
 	}

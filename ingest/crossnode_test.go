@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -19,7 +20,7 @@ func TestSendRecvCrossNodeKey(t *testing.T) {
 	if _, err := Ingest([]string{src}, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Load(dir)
+	d, err := dataset.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

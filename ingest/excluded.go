@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // Reasons a row or an operator of a row is excluded.
@@ -67,37 +69,37 @@ func (d dropped) describe() string {
 
 // groupDropped groups excluded rows by column, operator and reason, in
 // order of their first line.
-func groupDropped(ds []dropped) ([]Excluded, int) {
+func groupDropped(ds []dropped) ([]dataset.Excluded, int) {
 	type gk struct {
 		column   int
 		name, op string
 		reason   string
 	}
 	idx := map[gk]int{}
-	out := []Excluded{}
+	out := []dataset.Excluded{}
 	for _, d := range ds {
 		k := gk{d.column, d.name, d.op, d.reason}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, Excluded{Column: d.column, ColumnName: d.name, Op: d.op, Reason: d.reason})
+			out = append(out, dataset.Excluded{Column: d.column, ColumnName: d.name, Op: d.op, Reason: d.reason})
 		}
 		out[i].Lines = append(out[i].Lines, d.line)
 	}
 	return out, len(ds)
 }
 
-// first returns the group's first excluded row.
-func (e Excluded) first() dropped {
+// firstOf returns the group's first excluded row.
+func firstOf(e dataset.Excluded) dropped {
 	return dropped{line: e.Lines[0], column: e.Column, name: e.ColumnName, op: e.Op, reason: e.Reason}
 }
 
 // firstExcluded returns the excluded row with the lowest line of in.
-func firstExcluded(in *Input) (dropped, bool) {
+func firstExcluded(in *dataset.Input) (dropped, bool) {
 	if len(in.Excluded) == 0 {
 		return dropped{}, false
 	}
-	best := slices.MinFunc(in.Excluded, func(a, b Excluded) int { return cmp.Compare(a.Lines[0], b.Lines[0]) })
-	return best.first(), true
+	best := slices.MinFunc(in.Excluded, func(a, b dataset.Excluded) int { return cmp.Compare(a.Lines[0], b.Lines[0]) })
+	return firstOf(best), true
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -26,15 +27,11 @@ type Options struct {
 	Strict bool
 }
 
-// ConflictTolerance is the relative difference of medians above which
-// samples of one shape may conflict (see conflicting).
-const ConflictTolerance = 0.10
-
 // Ingest reads the profile CSV files at paths (files, or folders walked for
 // *.csv) and writes the dataset to dir atomically: the Arrow files and then
 // manifest.json appear only when everything was read and written. It
 // returns the manifest as written; Load reads the samples back.
-func Ingest(paths []string, dir string, opt Options) (*Manifest, error) {
+func Ingest(paths []string, dir string, opt Options) (*dataset.Manifest, error) {
 	b, err := read(paths, opt)
 	if err != nil {
 		return nil, err
@@ -56,7 +53,7 @@ type outFile struct {
 
 // build is a dataset read into memory, ready to write.
 type build struct {
-	m     Manifest
+	m     dataset.Manifest
 	files []*outFile // by name
 	tab   *strTable
 	ext   [][]xval // per input: its rows' extras
@@ -73,14 +70,14 @@ func read(paths []string, opt Options) (*build, error) {
 	res := newResolver(opt)
 	tab := newStrTable()
 	var (
-		inputs   []Input
+		inputs   []dataset.Input
 		all      []*parsed
 		collects []*collectMeta
 		total    int64
 	)
 	seenCollect := map[*collectMeta]bool{}
 	seenSum := map[[sha256.Size]byte]string{} // content hash -> first path
-	var identical []IdenticalFile
+	var identical []dataset.IdenticalFile
 	var buf []byte // reused: records keep no reference into it
 	for _, f := range files {
 		data, err := readInto(f, buf)
@@ -99,11 +96,11 @@ func read(paths []string, opt Options) (*build, error) {
 			collects = append(collects, c) // checked even when the file is a copy
 		}
 		if first, ok := seenSum[sum]; ok {
-			identical = append(identical, IdenticalFile{Path: f, SameAs: first, SHA256: hex.EncodeToString(sum[:])})
+			identical = append(identical, dataset.IdenticalFile{Path: f, SameAs: first, SHA256: hex.EncodeToString(sum[:])})
 			continue // a copy: its rows would be counted twice
 		}
 		seenSum[sum] = f
-		in := Input{Path: f, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data)),
+		in := dataset.Input{Path: f, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data)),
 			Device: org.device, DeviceFrom: org.deviceFrom, Model: org.model, ModelFrom: org.modelFrom}
 		if c := org.collect; c != nil {
 			if c.shardN > 0 {
@@ -227,7 +224,7 @@ func expand(paths []string) ([]string, error) {
 }
 
 // oneDevice fails when the inputs span several devices.
-func oneDevice(inputs []Input) error {
+func oneDevice(inputs []dataset.Input) error {
 	first := map[string]string{}
 	var devs []string
 	for _, in := range inputs {
@@ -248,7 +245,7 @@ func oneDevice(inputs []Input) error {
 }
 
 // strictCheck fails on the first excluded row.
-func strictCheck(inputs []Input) error {
+func strictCheck(inputs []dataset.Input) error {
 	n := 0
 	var first error
 	for i := range inputs {

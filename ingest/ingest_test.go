@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -59,12 +60,12 @@ func readRef(t *testing.T, path string) []csvRow {
 // datasets ingests each shared device folder once per test binary.
 var datasets = struct {
 	sync.Mutex
-	m map[string]*Dataset
-}{m: map[string]*Dataset{}}
+	m map[string]*dataset.Dataset
+}{m: map[string]*dataset.Dataset{}}
 
 // sharedDataset returns the dataset of one ../shared/profiles folder,
 // ingested and loaded back.
-func sharedDataset(t *testing.T, set string) *Dataset {
+func sharedDataset(t *testing.T, set string) *dataset.Dataset {
 	t.Helper()
 	datasets.Lock()
 	defer datasets.Unlock()
@@ -75,7 +76,7 @@ func sharedDataset(t *testing.T, set string) *Dataset {
 	if _, err := Ingest([]string{filepath.Join(profilesDir(t), set)}, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Load(dir)
+	d, err := dataset.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestEverySharedProfileIngests(t *testing.T) {
 	for _, set := range deviceSets {
 		d := sharedDataset(t, set)
 		m := d.Manifest
-		if m.Device != wantDevice[set] || m.Kind != ManifestKind || m.SchemaVersion != SchemaVersion {
+		if m.Device != wantDevice[set] || m.Kind != dataset.ManifestKind || m.SchemaVersion != dataset.SchemaVersion {
 			t.Errorf("%s: device %q kind %q schema %d", set, m.Device, m.Kind, m.SchemaVersion)
 		}
 		if m.Samples != len(d.Samples) || m.Samples == 0 {
@@ -138,7 +139,7 @@ func TestEverySharedProfileIngests(t *testing.T) {
 func sha256Hex(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
 
 // countKey counts samples per "op tp" of one source file.
-func countKey(d *Dataset, source string) map[string]int {
+func countKey(d *dataset.Dataset, source string) map[string]int {
 	got := map[string]int{}
 	for _, s := range d.Samples {
 		if s.Source == source {
@@ -307,7 +308,7 @@ func TestValuesEqualCSVCells(t *testing.T) {
 }
 
 // checkFeatures re-derives a sample's key and features from its CSV row.
-func checkFeatures(t *testing.T, s Sample, r csvRow, cell func(string) float64) {
+func checkFeatures(t *testing.T, s dataset.Sample, r csvRow, cell func(string) float64) {
 	t.Helper()
 	list := func(name string) []int {
 		var out []int
@@ -466,14 +467,14 @@ func TestDeterministicOutput(t *testing.T) {
 	if ma.Checksum() != mb.Checksum() {
 		t.Error("checksums differ")
 	}
-	for _, f := range append(ma.Files, OutputFile{Name: ManifestFile}) {
+	for _, f := range append(ma.Files, dataset.OutputFile{Name: dataset.ManifestFile}) {
 		x, _ := os.ReadFile(filepath.Join(a, f.Name))
 		y, _ := os.ReadFile(filepath.Join(b, f.Name))
 		if len(x) == 0 || !bytes.Equal(x, y) {
 			t.Errorf("%s differs between runs (%d vs %d bytes)", f.Name, len(x), len(y))
 		}
 	}
-	d, err := Load(a)
+	d, err := dataset.Load(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,11 +518,11 @@ func TestRewriteReplacesDataset(t *testing.T) {
 	data, _ := os.ReadFile(f)
 	data[len(data)/2] ^= 1
 	os.WriteFile(f, data, 0o644)
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "sha256") {
+	if _, err := dataset.Load(dir); err == nil || !strings.Contains(err.Error(), "sha256") {
 		t.Errorf("Load of a tampered file: %v", err)
 	}
-	os.Remove(filepath.Join(dir, ManifestFile))
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "no manifest.json") {
+	os.Remove(filepath.Join(dir, dataset.ManifestFile))
+	if _, err := dataset.Load(dir); err == nil || !strings.Contains(err.Error(), "no manifest.json") {
 		t.Errorf("Load without manifest: %v", err)
 	}
 }
@@ -545,7 +546,7 @@ func TestLegacyMoEAndCPUOverhead(t *testing.T) {
 	if renamed["moe_gating"] != spec.OpMoEGatingLinear || renamed["moe_expert_up_proj"] != spec.OpMoEGroupedGEMM || renamed["moe_expert_down_proj"] != spec.OpMoEGroupedGEMM {
 		t.Errorf("renames %v", renamed)
 	}
-	d, err := Load(dir)
+	d, err := dataset.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestLegacyMoEAndCPUOverhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err = Load(cpuDir)
+	d, err = dataset.Load(cpuDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -713,7 +714,7 @@ func TestCollectShards(t *testing.T) {
 func TestSummary(t *testing.T) {
 	d := sharedDataset(t, "vidur-h100")
 	var b bytes.Buffer
-	if err := WriteSummary(&b, "ds", d); err != nil {
+	if err := dataset.WriteSummary(&b, "ds", d); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // table is a CSV file being edited: header and records.
@@ -159,7 +161,7 @@ func TestMalformedInputs(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.fatal) || !strings.Contains(err.Error(), path) {
 					t.Fatalf("error %v, want %q naming %s", err, tc.fatal, path)
 				}
-				if _, serr := os.Stat(filepath.Join(out, ManifestFile)); serr == nil {
+				if _, serr := os.Stat(filepath.Join(out, dataset.ManifestFile)); serr == nil {
 					t.Fatal("a failed run left a manifest")
 				}
 				return
@@ -185,7 +187,7 @@ func TestMalformedInputs(t *testing.T) {
 			if tc.notes != "" && !strings.Contains(strings.Join(append(in.Notes, in.MeasurementNote), "; "), tc.notes) {
 				t.Errorf("notes %q lack %q", append(in.Notes, in.MeasurementNote), tc.notes)
 			}
-			if _, err := Load(out); err != nil {
+			if _, err := dataset.Load(out); err != nil {
 				t.Fatal(err)
 			}
 			// The report names every exclusion as path:line:column.
@@ -233,7 +235,7 @@ func TestConflictingDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c *Conflict
+	var c *dataset.Conflict
 	for i := range m.Conflicts {
 		if strings.Contains(m.Conflicts[i].Key, "emb[") {
 			c = &m.Conflicts[i]
@@ -242,7 +244,7 @@ func TestConflictingDuplicates(t *testing.T) {
 	if c == nil || c.Samples != 2 || c.At[0].Lines[0] != 2 || c.At[0].Lines[1] != len(base.rows)+1 {
 		t.Fatalf("conflicts %+v", m.Conflicts)
 	}
-	d, err := Load(out)
+	d, err := dataset.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // TestOverlappingPaths: a folder and one inside it, in either order, or one
@@ -76,7 +78,7 @@ func TestIdenticalFilesSkipped(t *testing.T) {
 	if len(m.IdenticalFiles) != 1 || m.IdenticalFiles[0].Path != filepath.Join(dir, "linear_op.csv") || m.IdenticalFiles[0].SameAs != filepath.Join(dir, "linear_op copy.csv") {
 		t.Errorf("identical files %+v", m.IdenticalFiles)
 	}
-	if _, err := Load(out); err != nil {
+	if _, err := dataset.Load(out); err != nil {
 		t.Fatal(err)
 	}
 	var rep bytes.Buffer

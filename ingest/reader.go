@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -33,7 +34,7 @@ type extraCol struct {
 
 // reader turns the rows of one file into records.
 type reader struct {
-	in    *Input
+	in    *dataset.Input
 	index int32 // the input's index in the run
 	h     *header
 	fam   spec.Family
@@ -173,7 +174,7 @@ type rowFunc func(r *reader)
 // header, missing required columns, unknown family, mixed measurement
 // types) are returned as a *RowError; bad rows are recorded in
 // in.Excluded.
-func readCSV(in *Input, index int32, data []byte, org origin, tab *strTable) (*parsed, error) {
+func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTable) (*parsed, error) {
 	fail := func(line, col int, format string, a ...any) error {
 		return &RowError{Path: in.Path, Line: line, Column: col, Msg: fmt.Sprintf(format, a...)}
 	}

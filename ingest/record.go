@@ -3,6 +3,7 @@ package ingest
 import (
 	"math"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -25,7 +26,7 @@ type record struct {
 
 // Variants and phases as stored in records.
 var (
-	variantNames = [...]string{VariantPure, VariantMixed, VariantTrueMixed}
+	variantNames = [...]string{dataset.VariantPure, dataset.VariantMixed, dataset.VariantTrueMixed}
 	phaseNames   = [...]string{"", phasePrefill, phaseDecode, phaseMixed}
 )
 

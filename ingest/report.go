@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // reportDropped is the most excluded rows the report prints per input; the
@@ -14,7 +16,7 @@ const reportDropped = 10
 // (family, measurement type, device and model with where they came from,
 // rows in and out), its notes, its excluded rows as path:line:column
 // lines, and a closing line for the dataset.
-func WriteReport(w io.Writer, dir string, m *Manifest) {
+func WriteReport(w io.Writer, dir string, m *dataset.Manifest) {
 	for _, in := range m.Inputs {
 		model := in.Model
 		if model == "" {
@@ -37,10 +39,10 @@ func WriteReport(w io.Writer, dir string, m *Manifest) {
 		}
 		for i, g := range in.Excluded {
 			if i == reportDropped {
-				fmt.Fprintf(w, "  ... and %d more groups of excluded rows (see %s/%s)\n", len(in.Excluded)-i, dir, ManifestFile)
+				fmt.Fprintf(w, "  ... and %d more groups of excluded rows (see %s/%s)\n", len(in.Excluded)-i, dir, dataset.ManifestFile)
 				break
 			}
-			d := g.first()
+			d := firstOf(g)
 			e := RowError{Path: in.Path, Line: d.line, Column: d.column, Msg: d.describe()}
 			more := ""
 			if n := len(g.Lines); n > 1 {
@@ -51,7 +53,7 @@ func WriteReport(w io.Writer, dir string, m *Manifest) {
 	}
 	for i, c := range m.Conflicts {
 		if i == reportDropped {
-			fmt.Fprintf(w, "... and %d more conflicting duplicated shapes (see %s/%s)\n", len(m.Conflicts)-i, dir, ManifestFile)
+			fmt.Fprintf(w, "... and %d more conflicting duplicated shapes (see %s/%s)\n", len(m.Conflicts)-i, dir, dataset.ManifestFile)
 			break
 		}
 		at := c.At[0]
@@ -62,34 +64,8 @@ func WriteReport(w io.Writer, dir string, m *Manifest) {
 		fmt.Fprintf(w, "%s: skipped, the same bytes as %s (sha256 %.12s...)\n", f.Path, f.SameAs, f.SHA256)
 	}
 	fmt.Fprintf(w, "wrote %s: device %s, %s in %s; %s\n",
-		dir, m.Device, plural(m.Samples, "sample"), plural(len(m.Files), "Arrow file"), m.Counts())
+		dir, m.Device, dataset.Plural(m.Samples, "sample"), dataset.Plural(len(m.Files), "Arrow file"), m.Counts())
 	fmt.Fprintf(w, "(a sample is one timed operator of a row; checksum sha256:%s)\n", m.Checksum())
-}
-
-// Counts says, in words, what was excluded, dropped and repeated.
-func (m *Manifest) Counts() string {
-	rows, ops := 0, 0
-	for _, in := range m.Inputs {
-		for _, g := range in.Excluded {
-			if g.Op == "" {
-				rows += len(g.Lines)
-			} else {
-				ops += len(g.Lines)
-			}
-		}
-	}
-	return fmt.Sprintf("excluded %s and %s; dropped %s and %s; %s measured more than once (kept, %d with times more than %g%% apart)",
-		plural(rows, "whole row"), plural(ops, "operator cell"),
-		plural(m.DuplicateRows, "exact duplicate row"), plural(len(m.IdenticalFiles), "identical file"),
-		plural(m.DuplicatedShapes, "shape"), len(m.Conflicts), ConflictTolerance*100)
-}
-
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lineList prints up to n line numbers.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -76,10 +77,10 @@ func moeRows(r *reader) (rowFunc, error) {
 		switch {
 		case op == legacyMoEGating:
 			to = spec.OpMoEGatingLinear
-			r.in.Renamed = append(r.in.Renamed, Rename{From: op, To: to, Note: "legacy moe_gating timed the gating linear and the top-k together"})
+			r.in.Renamed = append(r.in.Renamed, dataset.Rename{From: op, To: to, Note: "legacy moe_gating timed the gating linear and the top-k together"})
 		case strings.HasPrefix(op, legacyMoEExpertPrefix):
 			to = spec.OpMoEGroupedGEMM
-			r.in.Renamed = append(r.in.Renamed, Rename{From: op, To: to, Note: "legacy expert computation; parts summed when several"})
+			r.in.Renamed = append(r.in.Renamed, dataset.Rename{From: op, To: to, Note: "legacy expert computation; parts summed when several"})
 		case spec.OpFamily(op) != spec.FamilyMoE:
 			return nil, fmt.Errorf("operator %q is not a MoE operator", op)
 		}

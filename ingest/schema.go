@@ -8,54 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/spec"
-)
-
-// Schema metadata keys of a dataset's Arrow files.
-const (
-	metaKind          = "ftk.kind"
-	metaSchemaVersion = "ftk.schema_version"
-	metaFamily        = "ftk.family"
-	metaMeasurement   = "ftk.measurement_type"
-	metaDevice        = "ftk.device"
-	metaOpFeatures    = "ftk.op_features" // JSON: operator -> feature columns
-)
-
-// familyFeatures are the feature columns of each family's file: the union
-// of spec.OpFeatures of its operators. A sample fills the columns of its
-// operator's features; the others are null.
-var familyFeatures = map[spec.Family][]string{
-	spec.FamilyLinear:     {spec.FeatNumTokens},
-	spec.FamilyAttention:  {spec.FeatNumTokens, spec.FeatBatchSize, spec.FeatKVCacheSize, spec.FeatPrefillChunkSize},
-	spec.FamilyMoE:        {spec.FeatNumTokens, spec.FeatTotalRoutedTokens, spec.FeatMaxExpertTokens},
-	spec.FamilyCollective: {spec.FeatSizeBytes},
-	spec.FamilyCPU:        {spec.FeatBatchSize, spec.FeatNumPrefillTokens, spec.FeatNumDecodeTokens},
-}
-
-// Column names of the canonical long schema (besides features and extras).
-const (
-	colOp            = "op"
-	colMeasurement   = "measurement_type"
-	colDevice        = "device"
-	colModel         = "model"
-	colTP            = "tp"
-	colEP            = "ep"
-	colLocalExperts  = "local_experts"
-	colGatingContext = "gating_context"
-	colRoutingPath   = "routing_path"
-	colWorkers       = "workers"
-	colCrossNode     = "cross_node"
-	colVariant       = "variant"
-	colPhase         = "phase"
-	colMedian        = "median_ms"
-	colMean          = "mean_ms"
-	colMin           = "min_ms"
-	colMax           = "max_ms"
-	colStd           = "std_ms"
-	colCount         = "count"
-	colConflict      = "conflict"
-	colSource        = "source"
-	colLine          = "line"
 )
 
 // dictString is the type of every string column: dictionary-encoded, as
@@ -75,18 +29,18 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 		return arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Float64, Nullable: null}
 	}
 	fields := []arrow.Field{
-		str(colOp), str(colMeasurement), str(colDevice), str(colModel),
-		i32(colTP), i32(colEP), i32(colLocalExperts), str(colGatingContext), str(colRoutingPath), i32(colWorkers),
-		{Name: colCrossNode, Type: arrow.FixedWidthTypes.Boolean}, str(colVariant),
+		str(dataset.ColOp), str(dataset.ColMeasurement), str(dataset.ColDevice), str(dataset.ColModel),
+		i32(dataset.ColTP), i32(dataset.ColEP), i32(dataset.ColLocalExperts), str(dataset.ColGatingContext), str(dataset.ColRoutingPath), i32(dataset.ColWorkers),
+		{Name: dataset.ColCrossNode, Type: arrow.FixedWidthTypes.Boolean}, str(dataset.ColVariant),
 	}
 	if f.family == spec.FamilyAttention {
-		fields = append(fields, str(colPhase))
+		fields = append(fields, str(dataset.ColPhase))
 	}
-	for _, n := range familyFeatures[f.family] {
+	for _, n := range dataset.FamilyFeatures[f.family] {
 		fields = append(fields, f64(n, true))
 	}
-	fields = append(fields, f64(colMedian, false), f64(colMean, false), f64(colMin, true), f64(colMax, true), f64(colStd, true),
-		i32(colCount), arrow.Field{Name: colConflict, Type: arrow.FixedWidthTypes.Boolean})
+	fields = append(fields, f64(dataset.ColMedian, false), f64(dataset.ColMean, false), f64(dataset.ColMin, true), f64(dataset.ColMax, true), f64(dataset.ColStd, true),
+		i32(dataset.ColCount), arrow.Field{Name: dataset.ColConflict, Type: arrow.FixedWidthTypes.Boolean})
 	for _, e := range familyExtras(f.family) {
 		var t arrow.DataType
 		switch e.kind {
@@ -101,7 +55,7 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 		}
 		fields = append(fields, arrow.Field{Name: e.name, Type: t, Nullable: true})
 	}
-	fields = append(fields, str(colSource), i32(colLine))
+	fields = append(fields, str(dataset.ColSource), i32(dataset.ColLine))
 
 	opFeats := map[string][]string{}
 	lastOp := int32(-1)
@@ -113,12 +67,12 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 	}
 	of, _ := json.Marshal(opFeats) // map keys are sorted
 	kv := map[string]string{
-		metaKind:          ManifestKind,
-		metaSchemaVersion: strconv.Itoa(SchemaVersion),
-		metaFamily:        string(f.family),
-		metaMeasurement:   f.measurement,
-		metaDevice:        device,
-		metaOpFeatures:    string(of),
+		dataset.MetaKind:          dataset.ManifestKind,
+		dataset.MetaSchemaVersion: strconv.Itoa(dataset.SchemaVersion),
+		dataset.MetaFamily:        string(f.family),
+		dataset.MetaMeasurement:   f.measurement,
+		dataset.MetaDevice:        device,
+		dataset.MetaOpFeatures:    string(of),
 	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
@@ -142,7 +96,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 	tp, ep, local, workers, count, line := newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n)
 	median, mean, mn, mx, std := newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n)
 	conflict, cross := newBoolCol(n), newBoolCol(n)
-	featNames := familyFeatures[f.family]
+	featNames := dataset.FamilyFeatures[f.family]
 	feats := make([]*floatCol, len(featNames))
 	for k := range feats {
 		feats[k] = newFloatCol(n)

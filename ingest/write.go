@@ -11,11 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/ftk-dev/ftk/atomicfile"
+	"github.com/ftk-dev/ftk/dataset"
 )
 
 // write puts the dataset in dir without ever leaving it looking complete
@@ -34,7 +34,7 @@ func (b *build) write(dir string) error {
 		}
 	}()
 	m := &b.m
-	m.Files = make([]OutputFile, 0, len(b.files))
+	m.Files = make([]dataset.OutputFile, 0, len(b.files))
 	for _, f := range b.files {
 		fh, err := atomicfile.Create(filepath.Join(dir, f.name))
 		if err != nil {
@@ -45,13 +45,13 @@ func (b *build) write(dir string) error {
 		if err != nil {
 			return fmt.Errorf("ingest: write %s: %w", f.name, err)
 		}
-		m.Files = append(m.Files, OutputFile{Name: f.name, Family: string(f.family), Measurement: f.measurement, Rows: len(f.recs), SHA256: sum})
+		m.Files = append(m.Files, dataset.OutputFile{Name: f.name, Family: string(f.family), Measurement: f.measurement, Rows: len(f.recs), SHA256: sum})
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("ingest: manifest: %w", err)
 	}
-	mpath := filepath.Join(dir, ManifestFile)
+	mpath := filepath.Join(dir, dataset.ManifestFile)
 	mf, err := atomicfile.Create(mpath)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -87,7 +87,7 @@ func (b *build) write(dir string) error {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); !e.IsDir() && safeName(n) && !keep[n] {
+		if n := e.Name(); !e.IsDir() && dataset.SafeName(n) && !keep[n] {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return fmt.Errorf("ingest: %w", err)
 			}
@@ -116,16 +116,16 @@ func prepareDir(dir string) error {
 		return fmt.Errorf("ingest: output %w", err)
 	}
 	for _, e := range entries {
-		if e.Name() == ManifestFile {
-			if !isManifest(filepath.Join(dir, ManifestFile)) {
-				return fmt.Errorf("ingest: output folder %s: its %s is not an ftk profile dataset manifest: not overwriting it", dir, ManifestFile)
+		if e.Name() == dataset.ManifestFile {
+			if !isManifest(filepath.Join(dir, dataset.ManifestFile)) {
+				return fmt.Errorf("ingest: output folder %s: its %s is not an ftk profile dataset manifest: not overwriting it", dir, dataset.ManifestFile)
 			}
 			return nil
 		}
 	}
 	for _, e := range entries {
 		if !atomicfile.IsTemp(e.Name()) {
-			return fmt.Errorf("ingest: output folder %s is not empty and holds no %s: not overwriting it", dir, ManifestFile)
+			return fmt.Errorf("ingest: output folder %s is not empty and holds no %s: not overwriting it", dir, dataset.ManifestFile)
 		}
 	}
 	return nil
@@ -141,13 +141,7 @@ func isManifest(path string) bool {
 	defer f.Close()
 	head := make([]byte, 128)
 	n, _ := io.ReadFull(f, head)
-	return bytes.Contains(head[:n], []byte(`"kind": "`+ManifestKind+`"`))
-}
-
-// safeName reports whether a manifest file name is a plain Arrow file name
-// in the dataset folder.
-func safeName(n string) bool {
-	return strings.HasSuffix(n, ".arrow") && !strings.ContainsAny(n, `/\`) && n != "." && n != ".."
+	return bytes.Contains(head[:n], []byte(`"kind": "`+dataset.ManifestKind+`"`))
 }
 
 // writeArrow writes one output file to w and returns its sha256.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/fit"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
@@ -23,7 +24,7 @@ func fitBundle(t *testing.T) string {
 	if _, err := ingest.Ingest(paths, filepath.Join(dir, "dataset"), ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := ingest.Load(filepath.Join(dir, "dataset"))
+	ds, err := dataset.Load(filepath.Join(dir, "dataset"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestRunWithHostBundle(t *testing.T) {
 	if _, err := ingest.Ingest([]string{filepath.Dir(csvPath)}, filepath.Join(dir, "dataset"), ingest.Options{Device: "h100", Model: "llama-3.1-8b"}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := ingest.Load(filepath.Join(dir, "dataset"))
+	ds, err := dataset.Load(filepath.Join(dir, "dataset"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/fit"
-	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
@@ -77,7 +77,7 @@ Examples:
 				if cmd.String("output") == "" {
 					return usageError("fit needs -o BUNDLE, the model bundle to write")
 				}
-				ds, err := ingest.Load(cmd.Args().First())
+				ds, err := dataset.Load(cmd.Args().First())
 				if err != nil {
 					return err
 				}

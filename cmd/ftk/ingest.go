@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/urfave/cli/v3"
 )
@@ -46,11 +47,11 @@ Examples:
 				if cmd.Args().Len() > 0 || cmd.String("output") != "" {
 					return usageError("ingest --summary DIR takes no PATH and no -o")
 				}
-				d, err := ingest.Load(dir)
+				d, err := dataset.Load(dir)
 				if err != nil {
 					return err
 				}
-				return ingest.WriteSummary(out, dir, d)
+				return dataset.WriteSummary(out, dir, d)
 			}
 			if cmd.Args().Len() == 0 {
 				return usageError("ingest needs at least one PATH (a CSV file or a folder); see 'ftk ingest --help'")

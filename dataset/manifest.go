@@ -1,4 +1,4 @@
-package ingest
+package dataset
 
 import (
 	"crypto/sha256"

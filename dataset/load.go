@@ -1,4 +1,4 @@
-package ingest
+package dataset
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func Load(dir string) (*Dataset, error) {
 	}
 	d := &Dataset{Manifest: *m}
 	for _, f := range m.Files {
-		if !safeName(f.Name) {
+		if !SafeName(f.Name) {
 			return nil, fmt.Errorf("load dataset %s: bad file name %q in manifest", dir, f.Name)
 		}
 		p := filepath.Join(dir, f.Name)
@@ -80,7 +80,7 @@ func readArrow(data []byte, out []Sample) ([]Sample, error) {
 	}
 	defer r.Close()
 	schema := r.Schema()
-	if v, _ := schema.Metadata().GetValue(metaSchemaVersion); v != fmt.Sprint(SchemaVersion) {
+	if v, _ := schema.Metadata().GetValue(MetaSchemaVersion); v != fmt.Sprint(SchemaVersion) {
 		return out, fmt.Errorf("schema version %q, want %d", v, SchemaVersion)
 	}
 	for i := 0; i < r.NumRecords(); i++ {
@@ -168,12 +168,12 @@ func (c *columns) f64(name string) *array.Float64 {
 // samplesOf converts one record batch to samples.
 func samplesOf(rec arrow.RecordBatch, out []Sample) ([]Sample, error) {
 	c := &columns{rec: rec}
-	op, meas, dev, model := c.str(colOp), c.str(colMeasurement), c.str(colDevice), c.str(colModel)
-	tp, ep, local, workers := c.i32(colTP), c.i32(colEP), c.i32(colLocalExperts), c.i32(colWorkers)
-	gctx, path, variant := c.str(colGatingContext), c.str(colRoutingPath), c.str(colVariant)
-	med, mean, mn, mx, std := c.f64(colMedian), c.f64(colMean), c.f64(colMin), c.f64(colMax), c.f64(colStd)
-	count, src, line := c.i32(colCount), c.str(colSource), c.i32(colLine)
-	conflict, cross := c.boolean(colConflict), c.boolean(colCrossNode)
+	op, meas, dev, model := c.str(ColOp), c.str(ColMeasurement), c.str(ColDevice), c.str(ColModel)
+	tp, ep, local, workers := c.i32(ColTP), c.i32(ColEP), c.i32(ColLocalExperts), c.i32(ColWorkers)
+	gctx, path, variant := c.str(ColGatingContext), c.str(ColRoutingPath), c.str(ColVariant)
+	med, mean, mn, mx, std := c.f64(ColMedian), c.f64(ColMean), c.f64(ColMin), c.f64(ColMax), c.f64(ColStd)
+	count, src, line := c.i32(ColCount), c.str(ColSource), c.i32(ColLine)
+	conflict, cross := c.boolean(ColConflict), c.boolean(ColCrossNode)
 	if c.err != nil {
 		return out, c.err
 	}

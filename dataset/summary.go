@@ -1,4 +1,4 @@
-package ingest
+package dataset
 
 import (
 	"cmp"
@@ -122,7 +122,7 @@ func WriteSummary(w io.Writer, dir string, d *Dataset) error {
 	}
 	fmt.Fprintf(w, "dataset %s: device %s, models %s, measurement %s\n", dir, m.Device, models, strings.Join(m.Measurements, ", "))
 	fmt.Fprintf(w, "%s in %s from %s (schema %d); %s\n",
-		plural(m.Samples, "sample"), plural(len(m.Files), "Arrow file"), plural(len(m.Inputs), "input"), m.SchemaVersion, m.Counts())
+		Plural(m.Samples, "sample"), Plural(len(m.Files), "Arrow file"), Plural(len(m.Inputs), "input"), m.SchemaVersion, m.Counts())
 	fmt.Fprintf(w, "checksum sha256:%s\n\n", d.Checksum())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tMEASUREMENT\tROWS\tKEYS\tTP\tVARIANTS\tFEATURE\tMIN\tMAX\tDISTINCT\tVALUES")
