@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func (s *sweep) resolveBackend(ctx context.Context) error {
 		o.Measurements = allowed
 	}
 	for _, m := range o.Measurements {
-		if !contains(allowed, m) {
+		if !slices.Contains(allowed, m) {
 			return fmt.Errorf("measurement type %s is not available with this backend (want %s)", m, strings.Join(allowed, ", "))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -209,7 +210,7 @@ func (rm *rowMaker) hostValues(v map[string]string, r *result) {
 	v["batch_size"], v["tensor_parallel_degree"] = itoa(s.BatchSize), itoa(s.Layout.TP)
 	v["num_prefill_tokens"], v["num_decode_tokens"], v["scheduling_mode"] = itoa(s.PrefillTokens), itoa(s.DecodeTokens), "sync"
 	for op, resp := range r.resp {
-		if c, ok := hostColumnOf[op]; ok {
+		if c, ok := profilecsv.HostStem(op); ok {
 			v[c+"_mean"], v[c+"_median"] = ftoa(resp.Stats.Mean), ftoa(resp.Stats.Median)
 		}
 	}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -85,7 +87,7 @@ type sweep struct {
 	dir      string
 	label    string // device label
 	rows     rowMaker
-	files    map[fileKey]*appender
+	files    map[profilecsv.File]*appender
 	failures *os.File // FailuresFile, opened at the first failure
 	meta     *Meta
 	nvml     *NVML
@@ -169,8 +171,8 @@ func (s *sweep) measurementsOf(f spec.Family) []string {
 	return s.o.Measurements
 }
 
-func (s *sweep) keyOf(sh *Shape, measurement string) fileKey {
-	return fileKey{Family: sh.Family, Collective: sh.Collective, Measurement: measurement}
+func (s *sweep) keyOf(sh *Shape, measurement string) profilecsv.File {
+	return profilecsv.File{Family: sh.Family, Collective: sh.Collective, Measurement: measurement}
 }
 
 // openFiles prepares the folder (YAML check, --force) and opens every file
@@ -181,26 +183,26 @@ func (s *sweep) openFiles() ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
-	ops := map[fileKey][]string{}
+	ops := map[profilecsv.File][]string{}
 	for i := range s.plan.Shapes { // headers from the whole plan: shards share them
 		sh := &s.plan.Shapes[i]
 		for _, m := range s.measurementsOf(sh.Family) {
 			k := s.keyOf(sh, m)
 			for _, o := range sh.Ops {
-				if !contains(ops[k], o.Name) {
+				if !slices.Contains(ops[k], o.Name) {
 					ops[k] = append(ops[k], o.Name)
 				}
 			}
 		}
 	}
-	keys := make([]fileKey, 0, len(ops))
+	keys := make([]profilecsv.File, 0, len(ops))
 	for k := range ops {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].relPath() < keys[j].relPath() })
+	sort.Slice(keys, func(i, j int) bool { return keys[i].RelPath() < keys[j].RelPath() })
 	if s.o.Force {
 		for _, k := range keys {
-			if err := os.Remove(filepath.Join(s.dir, k.relPath())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(filepath.Join(s.dir, k.RelPath())); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
 		}
@@ -234,10 +236,10 @@ func (s *sweep) openFiles() ([]job, error) {
 	if s.meta.Families == nil {
 		s.meta.Families = map[string]*FamilyMeta{}
 	}
-	s.files = map[fileKey]*appender{}
-	done := map[fileKey]map[string]bool{}
+	s.files = map[profilecsv.File]*appender{}
+	done := map[profilecsv.File]map[string]bool{}
 	for _, k := range keys {
-		a, ex, err := openAppender(filepath.Join(s.dir, k.relPath()), k.header(ops[k]))
+		a, ex, err := openAppender(filepath.Join(s.dir, k.RelPath()), k.Header(ops[k]))
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +252,7 @@ func (s *sweep) openFiles() ([]job, error) {
 		fm := &FamilyMeta{PlanChecksum: s.plan.FamilyChecksum(f), Status: "incomplete"}
 		for _, k := range keys {
 			if k.Family == f {
-				fm.Files = append(fm.Files, k.relPath())
+				fm.Files = append(fm.Files, k.RelPath())
 			}
 		}
 		s.meta.Families[string(f)] = fm

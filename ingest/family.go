@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -23,19 +24,6 @@ const (
 	legacyMoEGating       = "moe_gating"
 	legacyMoEExpertPrefix = "moe_expert_"
 )
-
-// cpuOps maps the column stems of the CPU overhead format to operators.
-var cpuOps = []struct{ stem, op string }{
-	{"schedule", spec.OpCPUSchedule},
-	{"prepare_inputs_e2e", spec.OpCPUPrepareInputs},
-	{"sampler_e2e", spec.OpCPUSampler},
-	{"process_model_outputs", spec.OpCPUProcessOutputs},
-	{"ray_comm_time", spec.OpCPURayComm},
-}
-
-// statNames are the per-operator statistics columns, in the order of the
-// statCols fields; the first five are required.
-var statNames = [...]string{"min", "max", "mean", "median", "std", "count"}
 
 // statCols holds the column indices of one operator's statistics (-1 when
 // absent).
@@ -103,7 +91,7 @@ func (h *header) timeOps() []string {
 func (h *header) stats(op string) (statCols, error) {
 	c := statCols{op: op}
 	ptrs := []*int{&c.min, &c.max, &c.mean, &c.median, &c.std, &c.cnt}
-	for i, s := range statNames {
+	for i, s := range profilecsv.StatNames {
 		*ptrs[i] = h.col("time_stats." + op + "." + s)
 		if *ptrs[i] < 0 && s != "count" {
 			return c, fmt.Errorf("missing required column %q", "time_stats."+op+"."+s)
@@ -127,8 +115,8 @@ func (h *header) require(cols ...string) error {
 func detectFamily(h *header) (spec.Family, string, error) {
 	ops := h.timeOps()
 	if len(ops) == 0 {
-		for _, c := range cpuOps {
-			if h.col(c.stem+"_median") >= 0 || h.col(c.stem+"_mean") >= 0 {
+		for _, c := range profilecsv.HostOps {
+			if h.col(c.Stem+"_median") >= 0 || h.col(c.Stem+"_mean") >= 0 {
 				return spec.FamilyCPU, dialectCPU, nil
 			}
 		}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -33,26 +34,26 @@ func cpuRows(r *reader) (rowFunc, error) {
 	stageCol := r.use("pipeline_stage_id")
 	var ops []statCols
 	var ids []int32
-	for _, c := range cpuOps {
-		s := statCols{op: c.op,
-			median: r.use(c.stem + "_median"), mean: r.use(c.stem + "_mean"),
-			min: r.use(c.stem + "_min"), max: r.use(c.stem + "_max"),
-			std: r.use(c.stem + "_std"), cnt: r.use(c.stem + "_count")}
+	for _, c := range profilecsv.HostOps {
+		s := statCols{op: c.Op,
+			median: r.use(c.Stem + "_median"), mean: r.use(c.Stem + "_mean"),
+			min: r.use(c.Stem + "_min"), max: r.use(c.Stem + "_max"),
+			std: r.use(c.Stem + "_std"), cnt: r.use(c.Stem + "_count")}
 		switch {
 		case s.median < 0 && s.mean < 0:
 			continue
 		case s.median < 0:
 			s.median = s.mean
-			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_median column: %s median taken from %s_mean", c.stem, c.op, c.stem))
+			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_median column: %s median taken from %s_mean", c.Stem, c.Op, c.Stem))
 		case s.mean < 0:
 			s.mean = s.median
-			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_mean column: %s mean taken from %s_median", c.stem, c.op, c.stem))
+			r.in.Notes = append(r.in.Notes, fmt.Sprintf("no %s_mean column: %s mean taken from %s_median", c.Stem, c.Op, c.Stem))
 		}
 		if (s.min >= 0) != (s.max >= 0) {
-			return nil, fmt.Errorf("%s has only one of _min and _max", c.stem)
+			return nil, fmt.Errorf("%s has only one of _min and _max", c.Stem)
 		}
 		ops = append(ops, s)
-		ids = append(ids, r.tab.idOf(c.op))
+		ids = append(ids, r.tab.idOf(c.Op))
 	}
 	return func(r *reader) {
 		tp, ok := r.posInt(tpCol)

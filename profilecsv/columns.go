@@ -1,7 +1,8 @@
-package collect
+package profilecsv
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -9,7 +10,7 @@ import (
 // The CSV layouts collect writes. Each file starts with the columns of the
 // Frontier (or Vidur, for network files; FORMATS.md for cpu_overhead) file
 // of the same family, in the same order, so readers of those formats read
-// ours; collect's own columns follow at the end (extraColumns).
+// ours; collect's own columns follow at the end (ExtraColumns).
 
 // opOrder is the order of operator columns per family, as in the Frontier
 // files; a file has the columns of the operators its plan measures.
@@ -54,48 +55,64 @@ var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices
 	// collect's: the layout's TP (EP dispatch/combine predictors are keyed by it).
 	"num_tensor_parallel_workers", "measurement_type", "profiling_precision"}
 
-// hostColumns is the CPU overhead schema of FORMATS.md, milliseconds.
-var hostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
+// HostColumns is the CPU overhead schema of FORMATS.md, milliseconds.
+var HostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
 	"scheduling_mode", "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
 	"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
 	"process_model_outputs_median", "ray_comm_time_mean", "measurement_type"}
 
-// hostColumnOf names the FORMATS.md column prefix of each host op.
-var hostColumnOf = map[string]string{
-	spec.OpCPUSchedule: "schedule", spec.OpCPUSampler: "sampler_e2e", spec.OpCPUPrepareInputs: "prepare_inputs_e2e",
-	spec.OpCPUProcessOutputs: "process_model_outputs", spec.OpCPURayComm: "ray_comm_time",
+// HostOps are the operators of the CPU overhead format (FORMATS.md) and
+// their column stems (<stem>_mean, <stem>_median), in the format's order.
+var HostOps = []struct{ Stem, Op string }{
+	{"schedule", spec.OpCPUSchedule},
+	{"prepare_inputs_e2e", spec.OpCPUPrepareInputs},
+	{"sampler_e2e", spec.OpCPUSampler},
+	{"process_model_outputs", spec.OpCPUProcessOutputs},
+	{"ray_comm_time", spec.OpCPURayComm},
 }
 
-// extraColumns close every file: where the row came from. profiling_backend
+// HostStem returns the column stem of host operator op, or false.
+func HostStem(op string) (string, bool) {
+	for _, h := range HostOps {
+		if h.Op == op {
+			return h.Stem, true
+		}
+	}
+	return "", false
+}
+
+// ExtraColumns close every file: where the row came from. profiling_backend
 // is "synthetic" for rows of the device model; shape_id keys resume; the
 // GPU telemetry columns are blank without NVML.
-var extraColumns = []string{"profiling_backend", "impl", "device", "model_name", "shape_id",
+var ExtraColumns = []string{"profiling_backend", "impl", "device", "model_name", "shape_id",
 	"sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w", "clock_event_reasons", "remeasured"}
 
-var statNames = []string{"min", "max", "mean", "median", "std", "count"}
+// StatNames are the per-operator statistics columns
+// (time_stats.<op>.<stat>), in file order; the first five are required.
+var StatNames = [...]string{"min", "max", "mean", "median", "std", "count"}
 
-// timeColumns returns the time_stats.<op>.* columns of ops.
-func timeColumns(ops []string) []string {
+// TimeColumns returns the time_stats.<op>.* columns of ops.
+func TimeColumns(ops []string) []string {
 	out := make([]string, 0, 6*len(ops))
 	for _, o := range ops {
-		for _, s := range statNames {
+		for _, s := range StatNames {
 			out = append(out, "time_stats."+o+"."+s)
 		}
 	}
 	return out
 }
 
-// fileKey names one output file: a family (and, for collectives, the
+// File names one profile file: a family (and, for collectives, the
 // collective) under one measurement type.
-type fileKey struct {
+type File struct {
 	Family      spec.Family
 	Collective  string
 	Measurement string
 }
 
-// fileSuffix maps measurement types to file name suffixes (FORMATS.md:
+// FileSuffix maps measurement types to file name suffixes (FORMATS.md:
 // <family>.csv is CUDA_EVENT, <family>_kernel_only.csv KERNEL_ONLY).
-func fileSuffix(measurement string) string {
+func FileSuffix(measurement string) string {
 	switch measurement {
 	case spec.KernelOnly:
 		return "_kernel_only"
@@ -105,36 +122,36 @@ func fileSuffix(measurement string) string {
 	return ""
 }
 
-// relPath is the file's path inside the sweep folder.
-func (k fileKey) relPath() string {
+// RelPath is the file's path inside the sweep folder.
+func (k File) RelPath() string {
 	switch k.Family {
 	case spec.FamilyCollective:
-		return filepath.Join("network", k.Collective+fileSuffix(k.Measurement)+".csv")
+		return filepath.Join("network", k.Collective+FileSuffix(k.Measurement)+".csv")
 	case spec.FamilyCPU:
 		return "cpu_overhead.csv"
 	}
-	return string(k.Family) + fileSuffix(k.Measurement) + ".csv"
+	return string(k.Family) + FileSuffix(k.Measurement) + ".csv"
 }
 
-// header returns the columns of the file; ops are the operators the plan
+// Header returns the columns of the file; ops are the operators the plan
 // measures in it.
-func (k fileKey) header(ops []string) []string {
+func (k File) Header(ops []string) []string {
 	var h []string
 	switch k.Family {
 	case spec.FamilyLinear:
-		h = append(timeColumns(ordered(k.Family, ops)), linearKeys...)
+		h = append(TimeColumns(ordered(k.Family, ops)), linearKeys...)
 	case spec.FamilyAttention:
-		h = append(timeColumns(ordered(k.Family, ops)), attentionKeys...)
+		h = append(TimeColumns(ordered(k.Family, ops)), attentionKeys...)
 	case spec.FamilyMoE:
-		h = append(timeColumns(ordered(k.Family, ops)), moeKeys...)
+		h = append(TimeColumns(ordered(k.Family, ops)), moeKeys...)
 	case spec.FamilyCollective:
-		h = append([]string{""}, timeColumns([]string{k.Collective})...)
+		h = append([]string{""}, TimeColumns([]string{k.Collective})...)
 		h = append(h, networkKeys...)
 	case spec.FamilyCPU:
-		h = append([]string(nil), hostColumns...)
+		h = append([]string(nil), HostColumns...)
 	}
-	for _, c := range extraColumns {
-		if !contains(h, c) {
+	for _, c := range ExtraColumns {
+		if !slices.Contains(h, c) {
 			h = append(h, c)
 		}
 	}
@@ -145,23 +162,14 @@ func (k fileKey) header(ops []string) []string {
 func ordered(f spec.Family, ops []string) []string {
 	var out []string
 	for _, o := range opOrder[f] {
-		if contains(ops, o) {
+		if slices.Contains(ops, o) {
 			out = append(out, o)
 		}
 	}
 	for _, o := range ops { // operators the catalog adds later go last
-		if !contains(out, o) {
+		if !slices.Contains(out, o) {
 			out = append(out, o)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
