@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftk-dev/ftk/outlock"
 	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -25,8 +26,12 @@ type Options struct {
 	// device model's figures. A torch run on the CPU is labelled "cpu".
 	Device *spec.Device
 	// Out is the root output folder; rows go to Out/<device>/<model>/,
-	// or Out/<device>/<model>/shard-<i>-of-<n>/ for a shard.
+	// or Out/<device>/<model>/shard-<i>-of-<n>/ for a shard. The sweep
+	// folder is locked while the sweep runs (package outlock): a second
+	// sweep into it fails at once, naming this one by Command.
 	Out string
+	// Command is the command line of the run, named to a second writer.
+	Command string
 	// Backend is auto, synthetic or torch (see Resolve).
 	Backend string
 	// Measurements of the operator families (CUDA_EVENT, KERNEL_ONLY; CPU
@@ -123,6 +128,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	s.plan, s.shapes = plan, s.o.Shard.Take(plan.Shapes)
 	s.dir = SweepDir(s.o.Out, s.label, s.o.Plan.Model.Name, s.o.Shard)
 	sum := &Summary{Dir: s.dir, Backend: s.o.Backend, Shapes: len(s.shapes)}
+	lock, err := outlock.Take(s.dir, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, err
 	}

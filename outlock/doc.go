@@ -5,8 +5,8 @@
 // The kernel releases the lock when its process exits, however it exits, so
 // a lock left by a killed run never blocks the next one.
 //
-// A folder output is locked by DIR/.ftk-lock; a file output by
-// .<name>.ftk-lock in its folder. The lock file stays after release (removing
-// it would let a third process lock a fresh file while a second still holds
-// the old one); only the lock, not the file, means anything.
+// The lock of an output (folder or file) is .<name>.ftk-lock beside it.
+// The lock file stays after release (removing it would let a third process
+// lock a fresh file while a second still holds the old one); only the lock,
+// not the file, means anything.
 package outlock

@@ -10,9 +10,6 @@ import (
 	"time"
 )
 
-// DirLockName is the lock file of a folder output.
-const DirLockName = ".ftk-lock"
-
 // Lock is a held output lock.
 type Lock struct {
 	f    *os.File
@@ -41,23 +38,21 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%s is being written by %s: wait for it to finish, or write to another output", e.Output, who)
 }
 
-// Dir takes the lock of the folder output dir, creating the folder. command
-// is recorded for a second writer's error (the command line of the run).
-func Dir(dir, command string) (*Lock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+// Take takes the lock of output, a folder or a file that is about to be
+// written, creating the folder that holds it. command is recorded for a
+// second writer's error (the command line of the run). The lock file,
+// .<name>.ftk-lock, sits beside the output, never inside it, so a stage
+// reading or cleaning its own folder never sees it.
+func Take(output, command string) (*Lock, error) {
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", output, err)
 	}
-	return take(filepath.Join(dir, DirLockName), dir, command)
-}
-
-// File takes the lock of the file output path (the lock file sits beside
-// it), creating its folder.
-func File(path, command string) (*Lock, error) {
-	d := filepath.Dir(path)
+	d := filepath.Dir(abs)
 	if err := os.MkdirAll(d, 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", output, err)
 	}
-	return take(filepath.Join(d, "."+filepath.Base(path)+".ftk-lock"), path, command)
+	return take(filepath.Join(d, "."+filepath.Base(abs)+".ftk-lock"), output, command)
 }
 
 func take(lockPath, output, command string) (*Lock, error) {

@@ -21,8 +21,9 @@ func TestSecondWriterFails(t *testing.T) {
 		take func(cmd string) (*Lock, error)
 		out  string
 	}{
-		{"folder", func(c string) (*Lock, error) { return Dir(dir, c) }, dir},
-		{"file", func(c string) (*Lock, error) { return File(filepath.Join(dir, "b.arrow"), c) }, filepath.Join(dir, "b.arrow")},
+		{"folder", func(c string) (*Lock, error) { return Take(dir, c) }, dir},
+		{"same folder by another path", func(c string) (*Lock, error) { return Take(dir+"/./", c) }, dir + "/./"},
+		{"file", func(c string) (*Lock, error) { return Take(filepath.Join(dir, "b.arrow"), c) }, filepath.Join(dir, "b.arrow")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := tc.take("ftk simulate   --model x\n-o out")
@@ -63,7 +64,7 @@ func TestSecondWriterFails(t *testing.T) {
 // lock it left does not block the next writer.
 func TestHolderProcess(t *testing.T) {
 	if dir := os.Getenv("OUTLOCK_TEST_HOLD"); dir != "" {
-		if _, err := Dir(dir, "holder "+dir); err != nil {
+		if _, err := Take(dir, "holder "+dir); err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -86,7 +87,7 @@ func TestHolderProcess(t *testing.T) {
 	if err != nil || line != "held\n" {
 		t.Fatalf("holder said %q, %v", line, err)
 	}
-	_, err = Dir(dir, "second")
+	_, err = Take(dir, "second")
 	var he *HeldError
 	if !errors.As(err, &he) || he.PID != cmd.Process.Pid || he.Command != "holder "+dir {
 		t.Fatalf("lock held by pid %d: got %v (%+v)", cmd.Process.Pid, err, he)
@@ -95,7 +96,7 @@ func TestHolderProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	l, err := Dir(dir, "after the holder died")
+	l, err := Take(dir, "after the holder died")
 	if err != nil {
 		t.Fatalf("a dead holder's lock blocks: %v", err)
 	}

@@ -190,6 +190,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 		return o, usageError("--warmup must be >= 0 and --repeats >= 1")
 	}
 	o.Out, o.Backend, o.Force = cmd.String("output"), cmd.String("backend"), cmd.Bool("force")
+	o.Command = commandLine()
 	o.MaxFailures, o.ShapeTimeout, o.Version = cmd.Int("max-failures"), cmd.Duration("shape-timeout"), version
 	o.Torch = collect.TorchOptions{
 		Python: cmd.String("python"), DeviceKind: cmd.String("device-kind"), GPUs: cmd.IntSlice("gpus"),

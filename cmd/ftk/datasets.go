@@ -181,6 +181,11 @@ printed.`,
 			if out == "" {
 				return usageError("datasets make needs -o FILE")
 			}
+			lock, err := lockOutput(out)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			w, err := datasetsWorkload(cmd, cmd.Args().First())
 			if err != nil {
 				return err
@@ -309,6 +314,11 @@ Examples:
 				if out == "" {
 					return usageError("datasets import sharegpt needs -o FILE")
 				}
+				lock, err := lockOutput(out)
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
 				opts := datasets.ShareGPTOptions{FirstTurnOnly: cmd.Bool("first-turn")}
 				if p := cmd.String("tokenizer"); p != "" {
 					tok, err := datasets.LoadTokenizer(p)
@@ -371,6 +381,11 @@ Examples:
 			if out == "" {
 				return usageError("datasets export needs -o FILE")
 			}
+			lock, err := lockOutput(out)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			reqs, info, err := datasets.ReadTraceInfo(cmd.Args().First())
 			if err != nil {
 				return err

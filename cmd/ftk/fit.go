@@ -77,6 +77,11 @@ Examples:
 				if cmd.String("output") == "" {
 					return usageError("fit needs -o BUNDLE, the model bundle to write")
 				}
+				lock, err := lockOutput(cmd.String("output"))
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
 				ds, err := dataset.Load(cmd.Args().First())
 				if err != nil {
 					return err

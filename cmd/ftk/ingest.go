@@ -60,6 +60,11 @@ Examples:
 			if dir == "" {
 				return usageError("ingest needs -o DIR, the dataset folder to write")
 			}
+			lock, err := lockOutput(dir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			m, err := ingest.Ingest(cmd.Args().Slice(), dir, ingest.Options{
 				Device: cmd.String("device"),
 				Model:  cmd.String("model"),

@@ -205,6 +205,11 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		opts.Progress = bar.update
 	}
 	out := simulate.Outputs{Dir: cmd.String("output"), ChromeTrace: cmd.String("chrome-trace")}
+	lock, err := lockOutput(out.Dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	cpu0 := simCPUSeconds()
 	sum, err := simulate.Execute(cfg, src, out, opts)
 	if bar != nil {

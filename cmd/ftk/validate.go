@@ -131,6 +131,11 @@ Examples:
 				return err
 			}
 			if dir := cmd.String("output"); dir != "" {
+				lock, err := lockOutput(dir)
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
 				files, err := rep.WriteFiles(dir)
 				if err != nil {
 					return err
@@ -188,6 +193,11 @@ Examples:
 			if n := cmd.Int("max-evaluations"); n < 10 {
 				return usageError("--max-evaluations %d: want at least 10", n)
 			}
+			lock, err := lockOutput(out)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			runs, metrics, err := validateInputs(cmd)
 			if err != nil {
 				return err
