@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/ftk-dev/ftk/atomicfile"
@@ -182,10 +183,17 @@ func ExportVLLMBench(path string, reqs []spec.Request, m *PromptMaker) error {
 
 // ExportMooncake writes requests as Mooncake trace JSONL (FormatMooncake):
 // timestamp in integer milliseconds (omitted for a trace without arrival
-// times), input_length and output_length in tokens.
+// times), input_length and output_length in tokens, and hash_ids when the
+// request has them (which must then be runs of MooncakeHashBlockTokens
+// tokens, the format's).
 func ExportMooncake(path string, reqs []spec.Request) error {
 	if err := checkRequests(reqs); err != nil {
 		return fmt.Errorf("export %s: %w", path, err)
+	}
+	for i, r := range reqs {
+		if len(r.HashIDs) > 0 && r.HashBlockTokens != MooncakeHashBlockTokens {
+			return fmt.Errorf("export %s: request %d: hash ids of %d-token runs; the Mooncake format's are %d tokens", path, i, r.HashBlockTokens, MooncakeHashBlockTokens)
+		}
 	}
 	arrivals := HasArrivals(reqs)
 	return atomicfile.Write(path, func(w *bufio.Writer) error {
@@ -195,7 +203,18 @@ func ExportMooncake(path string, reqs []spec.Request) error {
 			} else {
 				w.WriteString("{")
 			}
-			if _, err := fmt.Fprintf(w, `"input_length": %d, "output_length": %d}`+"\n", r.PromptTokens, r.OutputTokens); err != nil {
+			fmt.Fprintf(w, `"input_length": %d, "output_length": %d`, r.PromptTokens, r.OutputTokens)
+			if len(r.HashIDs) > 0 {
+				w.WriteString(`, "hash_ids": [`)
+				for i, id := range r.HashIDs {
+					if i > 0 {
+						w.WriteString(", ")
+					}
+					w.WriteString(strconv.FormatUint(id, 10))
+				}
+				w.WriteString("]")
+			}
+			if _, err := w.WriteString("}\n"); err != nil {
 				return err
 			}
 		}

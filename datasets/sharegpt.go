@@ -56,7 +56,8 @@ type shareGPTConversation struct {
 //     resends it; its token count is the sum of the messages' counts (no chat
 //     template tokens);
 //   - the output is the gpt reply;
-//   - Session is the conversation id, so a simulator can group turns;
+//   - Session is the conversation id (ContentID of its text) and Turn
+//     counts its exchanges from 1, so a prefix cache reuses the history;
 //   - ArrivalS is NaN: give arrivals with Generate (trace:FILE workload).
 //
 // Speakers "human"/"user" ask; "gpt"/"chatgpt"/"assistant"/"bard"/"bing"
@@ -113,7 +114,8 @@ func ImportShareGPT(path string, opts ShareGPTOptions) ([]spec.Request, ShareGPT
 		if conv.Conversations == nil {
 			return nil, sum, bad(`no "conversations" field (want {"id": ..., "conversations": [{"from": ..., "value": ...}, ...]})`)
 		}
-		session := conversationID(conv.ID, sum.Conversations)
+		session := ContentID([]byte(conversationID(conv.ID, sum.Conversations)))
+		turn := 0
 		history := 0
 		human := -1 // tokens of the unanswered human message, -1 when none
 	turns:
@@ -135,7 +137,8 @@ func ImportShareGPT(path string, opts ShareGPTOptions) ([]spec.Request, ShareGPT
 				}
 				prompt := history + human
 				if prompt >= 1 && n >= 1 && prompt <= maxTokens {
-					reqs = append(reqs, spec.Request{ID: len(reqs), ArrivalS: math.NaN(), PromptTokens: prompt, OutputTokens: n, Session: session})
+					turn++
+					reqs = append(reqs, spec.Request{ID: len(reqs), ArrivalS: math.NaN(), PromptTokens: prompt, OutputTokens: n, Session: session, Turn: turn})
 				} else {
 					sum.Skipped++
 				}

@@ -22,7 +22,7 @@ func checkImport(t *testing.T, reqs []spec.Request, want []wantReq) {
 	}
 	for i, w := range want {
 		r := reqs[i]
-		if r.ID != i || r.PromptTokens != w.prompt || r.OutputTokens != w.output || r.Session != w.session || !math.IsNaN(r.ArrivalS) {
+		if r.ID != i || r.PromptTokens != w.prompt || r.OutputTokens != w.output || r.Session != ContentID([]byte(w.session)) || !math.IsNaN(r.ArrivalS) {
 			t.Errorf("request %d: %+v, want prompt %d output %d session %q, no arrival", i, r, w.prompt, w.output, w.session)
 		}
 	}

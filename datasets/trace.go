@@ -18,8 +18,6 @@ const (
 	ColArrivedAt   = "arrived_at"         // arrival time, seconds (optional)
 	ColPrompt      = "num_prefill_tokens" // prompt tokens (required)
 	ColOutput      = "num_decode_tokens"  // output tokens (required)
-	ColSession     = "session_id"         // conversation id (optional)
-	ColPrefixHash  = "prefix_hash"        // shared-prefix id (optional)
 	ColTokenCounts = "token_counts"       // "estimated" when counts are not from a tokenizer (optional)
 )
 
@@ -71,9 +69,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ReadTrace reads a trace CSV file: a header line, then one request per
 // line. Columns are matched by header name, in any order:
 // num_prefill_tokens and num_decode_tokens are required (integers >= 1);
-// arrived_at (seconds, finite, >= 0, non-decreasing), session_id and
-// prefix_hash are optional; any other column (num_total_tokens, pd_ratio,
-// ...) is ignored. CRLF line endings, a UTF-8 byte order mark, blank lines
+// arrived_at (seconds, finite, >= 0, non-decreasing) and the shared-content
+// columns (see contentColumns: session_id, turn, prefix_hash,
+// prefix_tokens, hash_ids, hash_block_tokens) are optional; any other
+// column (num_total_tokens, pd_ratio, ...) is ignored. CRLF line endings, a UTF-8 byte order mark, blank lines
 // and RFC 4180 quoted fields (within one line) are accepted.
 //
 // A trace without an arrived_at column has ArrivalS = NaN in every request;
@@ -104,13 +103,14 @@ func HasArrivals(reqs []spec.Request) bool {
 
 // traceColumns are the field positions of the known columns; -1 when absent.
 type traceColumns struct {
-	arrival, prompt, output, session, prefix, tokens int
-	names                                            []string
-	n                                                int
+	arrival, prompt, output, tokens int
+	content                         contentColumns
+	names                           []string
+	n                               int
 }
 
 func parseHeader(path string, line []byte) (traceColumns, error) {
-	c := traceColumns{arrival: -1, prompt: -1, output: -1, session: -1, prefix: -1, tokens: -1}
+	c := traceColumns{arrival: -1, prompt: -1, output: -1, tokens: -1, content: noContentColumns()}
 	fields, err := splitFields(line, nil)
 	if err != nil {
 		return c, &ParseError{Path: path, Line: 1, Err: err}
@@ -130,12 +130,10 @@ func parseHeader(path string, line []byte) (traceColumns, error) {
 			c.prompt = i
 		case ColOutput:
 			c.output = i
-		case ColSession:
-			c.session = i
-		case ColPrefixHash:
-			c.prefix = i
 		case ColTokenCounts:
 			c.tokens = i
+		default:
+			c.content.match(name, i)
 		}
 	}
 	c.n = len(fields)
@@ -227,11 +225,8 @@ func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
 		reqs = reqs[:len(reqs)+1]
 		r := &reqs[len(reqs)-1]
 		r.ID, r.ArrivalS, r.PromptTokens, r.OutputTokens = len(reqs)-1, arrival, prompt, output
-		if cols.session >= 0 {
-			r.Session = string(fields.field(cols.session))
-		}
-		if cols.prefix >= 0 {
-			r.PrefixHash = string(fields.field(cols.prefix))
+		if col, err := cols.content.parse(r, &fields); err != nil {
+			return nil, info, bad(col, err)
 		}
 	}
 	if !haveHeader {

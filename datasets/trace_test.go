@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,6 +147,11 @@ func TestReadTraceBadInput(t *testing.T) {
 		{"duplicate column", "num_prefill_tokens,num_decode_tokens,num_prefill_tokens\n1,1,1\n", 1, 3, `duplicate column "num_prefill_tokens" (also column 1)`},
 		{"empty file", "", 0, 0, "empty file"},
 		{"header only", h, 1, 0, "no requests after the header"},
+		{"prefix longer than prompt", "num_prefill_tokens,num_decode_tokens,prefix_hash,prefix_tokens\n10,1,sys,11\n", 2, 4, "prefix_tokens 11 is more than the 10 prompt tokens"},
+		{"prefix tokens without a group", "num_prefill_tokens,num_decode_tokens,prefix_tokens\n10,1,4\n", 2, 3, "need a prefix_hash"},
+		{"text turn", "num_prefill_tokens,num_decode_tokens,turn\n10,1,two\n", 2, 3, `turn must be an integer >= 1, got "two"`},
+		{"bad hash id", "num_prefill_tokens,num_decode_tokens,hash_ids\n10,1,1 2 x\n", 2, 3, `hash_ids id 3: want an unsigned integer, got "x"`},
+		{"zero hash block", "num_prefill_tokens,num_decode_tokens,hash_ids,hash_block_tokens\n10,1,1,0\n", 2, 4, "hash_block_tokens must be >= 1"},
 		{"crlf zero output", "num_prefill_tokens,num_decode_tokens\r\n7,0\r\n", 2, 2, "num_decode_tokens must be >= 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,6 +182,7 @@ func TestReadTraceBadInput(t *testing.T) {
 // mark, blank lines, columns in any order, extra columns, quoted fields,
 // zero-fraction integers.
 func TestReadTraceLayouts(t *testing.T) {
+	id := func(s string) uint64 { return ContentID([]byte(s)) }
 	body := "\xef\xbb\xbfpd_ratio,num_decode_tokens,session_id,num_prefill_tokens,arrived_at,prefix_hash\r\n" +
 		"0.5,10,\"conv,1\",20,0.25,abc\r\n" +
 		"\r\n" +
@@ -186,15 +193,15 @@ func TestReadTraceLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []spec.Request{
-		{ID: 0, ArrivalS: 0.25, PromptTokens: 20, OutputTokens: 10, Session: "conv,1", PrefixHash: "abc"},
-		{ID: 1, ArrivalS: 0.25, PromptTokens: 4, OutputTokens: 3, Session: `say "hi"`},
-		{ID: 2, ArrivalS: 10, PromptTokens: 8, OutputTokens: 7, Session: "plain", PrefixHash: "h2"},
+		{ID: 0, ArrivalS: 0.25, PromptTokens: 20, OutputTokens: 10, Session: id("conv,1"), PrefixGroup: id("abc")},
+		{ID: 1, ArrivalS: 0.25, PromptTokens: 4, OutputTokens: 3, Session: id(`say "hi"`)},
+		{ID: 2, ArrivalS: 10, PromptTokens: 8, OutputTokens: 7, Session: id("plain"), PrefixGroup: id("h2")},
 	}
 	if len(reqs) != len(want) {
 		t.Fatalf("got %d requests, want %d", len(reqs), len(want))
 	}
 	for i := range want {
-		if reqs[i] != want[i] {
+		if !reflect.DeepEqual(reqs[i], want[i]) {
 			t.Errorf("request %d: got %+v, want %+v", i, reqs[i], want[i])
 		}
 	}
@@ -209,7 +216,7 @@ func requestsEqual(a, b []spec.Request) bool {
 		if math.IsNaN(x.ArrivalS) && math.IsNaN(y.ArrivalS) {
 			x.ArrivalS, y.ArrivalS = 0, 0
 		}
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			return false
 		}
 	}
@@ -237,8 +244,9 @@ func TestWriteTraceRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := []spec.Request{
-		{ID: 0, ArrivalS: math.NaN(), PromptTokens: 5, OutputTokens: 6, Session: `a,"b"`},
-		{ID: 1, ArrivalS: math.NaN(), PromptTokens: 7, OutputTokens: 8, PrefixHash: " padded "},
+		{ID: 0, ArrivalS: math.NaN(), PromptTokens: 5, OutputTokens: 6, Session: 17, Turn: 2},
+		{ID: 1, ArrivalS: math.NaN(), PromptTokens: 700, OutputTokens: 8, PrefixGroup: 1 << 63, PrefixTokens: 300, HashIDs: []uint64{4, 0, 18446744073709551615}, HashBlockTokens: 512},
+		{ID: 2, ArrivalS: math.NaN(), PromptTokens: 7, OutputTokens: 8, HashIDs: []uint64{9}, HashBlockTokens: 16},
 	}
 	for _, tc := range []struct {
 		name    string
@@ -248,7 +256,7 @@ func TestWriteTraceRoundTrip(t *testing.T) {
 		{"splitwise_conv", conv, "arrived_at,num_prefill_tokens,num_decode_tokens"},
 		{"arxiv", arxiv, "num_prefill_tokens,num_decode_tokens"},
 		{"gamma", gen, "arrived_at,num_prefill_tokens,num_decode_tokens"},
-		{"sessions", sessions, "num_prefill_tokens,num_decode_tokens,session_id,prefix_hash"},
+		{"sessions", sessions, "num_prefill_tokens,num_decode_tokens,session_id,turn,prefix_hash,prefix_tokens,hash_ids,hash_block_tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p1, p2 := filepath.Join(dir, tc.name+"1.csv"), filepath.Join(dir, tc.name+"2.csv")
@@ -290,7 +298,8 @@ func TestWriteTraceRefusesBadRequestsAndLeavesNoFile(t *testing.T) {
 		{"zero output", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 0}}, "output tokens 0"},
 		{"mixed arrivals", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: math.NaN(), PromptTokens: 1, OutputTokens: 1}}, "some requests have arrival times"},
 		{"decreasing", []spec.Request{{ArrivalS: 2, PromptTokens: 1, OutputTokens: 1}, {ArrivalS: 1, PromptTokens: 1, OutputTokens: 1}}, "before the previous"},
-		{"line break", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1, Session: "a\nb"}}, "line break"},
+		{"prefix longer than the prompt", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1, PrefixGroup: 1, PrefixTokens: 2}}, "prefix tokens 2 out of range"},
+		{"hash ids without a run length", []spec.Request{{ArrivalS: 0, PromptTokens: 1, OutputTokens: 1, HashIDs: []uint64{1}}}, "hash ids with 0 tokens"},
 	} {
 		err := WriteTrace(existing, tc.reqs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

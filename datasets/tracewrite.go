@@ -13,8 +13,8 @@ import (
 
 // WriteTrace writes requests as a trace CSV that ReadTrace reads back to
 // the same requests. Columns: arrived_at (only when the requests have
-// arrival times), num_prefill_tokens, num_decode_tokens, then session_id and
-// prefix_hash when any request has one. Arrival times are written as the
+// arrival times), num_prefill_tokens, num_decode_tokens, then the
+// shared-content columns that any request uses (contentColumns). Arrival times are written as the
 // shortest fixed-notation decimal that reads back to the same float64
 // (strconv.FormatFloat(t, 'f', -1, 64): "0", "4.314579",
 // "5.8926549999999995"), so the round trip is exact and identical input
@@ -32,10 +32,9 @@ func WriteTraceInfo(path string, reqs []spec.Request, info TraceInfo) error {
 		return fmt.Errorf("write trace %s: %w", path, err)
 	}
 	arrivals := HasArrivals(reqs)
-	var session, prefix bool
-	for _, r := range reqs {
-		session = session || r.Session != ""
-		prefix = prefix || r.PrefixHash != ""
+	var content contentPresent
+	for i := range reqs {
+		content.see(&reqs[i])
 	}
 	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		var header []string
@@ -43,12 +42,7 @@ func WriteTraceInfo(path string, reqs []spec.Request, info TraceInfo) error {
 			header = append(header, ColArrivedAt)
 		}
 		header = append(header, ColPrompt, ColOutput)
-		if session {
-			header = append(header, ColSession)
-		}
-		if prefix {
-			header = append(header, ColPrefixHash)
-		}
+		header = content.header(header)
 		if info.TokensEstimated {
 			header = append(header, ColTokenCounts)
 		}
@@ -64,12 +58,7 @@ func WriteTraceInfo(path string, reqs []spec.Request, info TraceInfo) error {
 			buf = strconv.AppendInt(buf, int64(r.PromptTokens), 10)
 			buf = append(buf, ',')
 			buf = strconv.AppendInt(buf, int64(r.OutputTokens), 10)
-			if session {
-				buf = appendCSVField(append(buf, ','), r.Session)
-			}
-			if prefix {
-				buf = appendCSVField(append(buf, ','), r.PrefixHash)
-			}
+			buf = content.appendRow(buf, &r)
 			if info.TokensEstimated {
 				buf = append(buf, ",estimated"...)
 			}
@@ -97,8 +86,9 @@ func checkRequests(reqs []spec.Request) error {
 			return fmt.Errorf("request %d: prompt tokens %d out of range [1, %d]", i, r.PromptTokens, maxTokens)
 		case r.OutputTokens < 1 || r.OutputTokens > maxTokens:
 			return fmt.Errorf("request %d: output tokens %d out of range [1, %d]", i, r.OutputTokens, maxTokens)
-		case strings.ContainsAny(r.Session, "\r\n") || strings.ContainsAny(r.PrefixHash, "\r\n"):
-			return fmt.Errorf("request %d: session or prefix hash contains a line break", i)
+		}
+		if err := checkContent(&r); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
 		}
 		if math.IsNaN(r.ArrivalS) == arrivals {
 			return fmt.Errorf("request %d: some requests have arrival times and some do not", i)
@@ -117,13 +107,3 @@ func checkRequests(reqs []spec.Request) error {
 	return nil
 }
 
-// appendCSVField appends s, quoted when it holds a comma, a quote or
-// surrounding spaces.
-func appendCSVField(buf []byte, s string) []byte {
-	if !strings.ContainsAny(s, `,"`) && strings.TrimSpace(s) == s {
-		return append(buf, s...)
-	}
-	buf = append(buf, '"')
-	buf = append(buf, strings.ReplaceAll(s, `"`, `""`)...)
-	return append(buf, '"')
-}
