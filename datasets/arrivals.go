@@ -22,9 +22,11 @@ const (
 
 // Arrivals is an arrival process. Generated processes (poisson, gamma) put
 // the first request at 0 s and each next one a random gap later, as vLLM's
-// serving benchmark does; the gaps have mean 1/RateRPS.
+// serving benchmark does; the gaps have mean 1/RateRPS. Stages arrivals
+// draw the first arrival too, so a run may start with a pause.
 type Arrivals struct {
-	// Kind is ArrivalsNone, ArrivalsReplay, ArrivalsPoisson or ArrivalsGamma.
+	// Kind is ArrivalsNone, ArrivalsReplay, ArrivalsPoisson, ArrivalsGamma
+	// or ArrivalsStages.
 	Kind string
 	// RateRPS is the mean arrival rate in requests per second. Required for
 	// poisson and gamma. For replay, 0 keeps the recorded times and a
@@ -35,6 +37,8 @@ type Arrivals struct {
 	// gamma inter-arrival times: 1 is Poisson, above 1 bursty, 0 a constant
 	// gap of exactly 1/RateRPS. Gamma shape = 1/CV^2 (vLLM's "burstiness").
 	CV float64
+	// Stages are the rates of ArrivalsStages.
+	Stages []RateStage
 }
 
 // Validate checks the kind and its parameters.
@@ -57,8 +61,18 @@ func (a Arrivals) Validate() error {
 		if a.RateRPS <= 0 {
 			return bad("needs a rate > 0 requests/s")
 		}
+	case ArrivalsStages:
+		if a.RateRPS != 0 {
+			return bad("the stages give the rates: no single rate")
+		}
+		if err := validateStages(a.Stages); err != nil {
+			return bad("%v", err)
+		}
 	default:
-		return fmt.Errorf("unknown arrival process %q: want replay, poisson or gamma", a.Kind)
+		return fmt.Errorf("unknown arrival process %q: want replay, poisson, gamma or stages", a.Kind)
+	}
+	if len(a.Stages) > 0 && a.Kind != ArrivalsStages {
+		return bad("rate stages apply to stages arrivals only")
 	}
 	if a.CV != 0 && a.Kind != ArrivalsGamma {
 		return bad("CV applies to gamma arrivals only")
@@ -78,6 +92,8 @@ func (a Arrivals) String() string {
 		return fmt.Sprintf("replay scaled to %.6g req/s", a.RateRPS)
 	case ArrivalsGamma:
 		return fmt.Sprintf("gamma %.6g req/s CV %.6g", a.RateRPS, a.CV)
+	case ArrivalsStages:
+		return "stages " + stagesString(a.Stages)
 	}
 	return fmt.Sprintf("%s %.6g req/s", a.Kind, a.RateRPS)
 }

@@ -31,6 +31,7 @@ type Source struct {
 	t0      float64 // first recorded arrival (replay)
 	scale   float64 // factor on recorded gaps (replay)
 	shape   float64 // gamma shape 1/CV^2; 0 for constant gaps
+	deck    *deck   // system prompts of a conversation workload
 }
 
 // NewSource returns a Source of n requests of workload w arriving by a,
@@ -40,7 +41,8 @@ type Source struct {
 // workload draws (prompt, output) pairs uniformly with replacement from its
 // trace; a trace:PATH workload takes its rows in order, as does any workload
 // under replay arrivals (so "splitwise-conv" replayed is the recorded trace
-// itself). In-order sources accept n <= 0 for "all rows" and refuse n above
+// itself); a shared-prefix workload deals each request a system prompt
+// (Conversation; sessions of several turns need Clients instead). In-order sources accept n <= 0 for "all rows" and refuse n above
 // the row count; the others need n >= 1.
 //
 // Arrivals: see Arrivals. Generated and rescaled times are rounded to whole
@@ -61,6 +63,11 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 		if w.PromptTokens < 1 || w.OutputTokens < 1 {
 			return nil, fmt.Errorf("workload %s: lengths must be >= 1", w)
 		}
+	case KindConversation:
+		if w.Conversation.Turns > 1 {
+			return nil, fmt.Errorf("workload %s: sessions of %d turns wait for each reply: run them with clients (closed loop), not open-loop arrivals", w, w.Conversation.Turns)
+		}
+		s.deck = newDeck(&w.Conversation, s.lengths)
 	case KindSampled, KindTrace:
 		if len(w.reqs) == 0 {
 			return nil, fmt.Errorf("workload %s: no trace rows loaded (make workloads with ParseWorkload)", w)
@@ -96,6 +103,8 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 		if a.CV > 0 {
 			s.shape = 1 / (a.CV * a.CV)
 		}
+	case ArrivalsStages: // the first arrival too follows the first stage's rate
+		s.nextS = stagesNext(a.Stages, 0, s.gaps.ExpFloat64())
 	}
 	return s, nil
 }
@@ -115,6 +124,8 @@ func (s *Source) Next() (spec.Request, bool) {
 	switch {
 	case s.w.Kind == KindFixed:
 		r = spec.Request{PromptTokens: s.w.PromptTokens, OutputTokens: s.w.OutputTokens}
+	case s.deck != nil:
+		s.w.Conversation.fill(&r, i, 1, s.deck.deal())
 	case s.inOrder:
 		r = s.w.reqs[i]
 	default:
@@ -138,6 +149,9 @@ func (s *Source) Next() (spec.Request, bool) {
 // gap draws the next inter-arrival time in seconds.
 func (s *Source) gap() float64 {
 	rate := s.a.RateRPS
+	if s.a.Kind == ArrivalsStages {
+		return stagesNext(s.a.Stages, s.nextS, s.gaps.ExpFloat64()) - s.nextS
+	}
 	if s.a.Kind == ArrivalsPoisson {
 		return s.gaps.ExpFloat64() / rate
 	}

@@ -76,6 +76,8 @@ type Workload struct {
 	// TokensEstimated is true when the trace file's token counts are
 	// estimates (see TraceInfo).
 	TokensEstimated bool
+	// Conversation is the sessions of a conversation workload.
+	Conversation Conversation
 
 	reqs []spec.Request // the trace rows of a sampled or trace workload
 }
@@ -100,6 +102,12 @@ func (w Workload) String() string { return w.Name }
 //	arxiv-summarization   lengths sampled from the arXiv summarization trace
 //	trace:PATH            a trace CSV replayed in order (lengths, and arrival
 //	                      times when it has them)
+//	shared-prefix:groups=G,users=U,system=S,question=Q,output=O
+//	                      G system prompts of S tokens, each serving U users
+//	                      per deck, with Q-token questions (Conversation)
+//	sessions:groups=G,users=U,system=S,turns=T,question=Q,output=O
+//	                      chat sessions of T turns whose history grows; they
+//	                      need clients (Clients) to wait for each reply
 func ParseWorkload(s string) (Workload, error) {
 	return ParseWorkloadIn(s, SharedDir())
 }
@@ -116,6 +124,8 @@ func ParseWorkloadIn(s, sharedDir string) (Workload, error) {
 			return Workload{}, fmt.Errorf("workload %q: want fixed:PxO with prompt and output tokens >= 1, e.g. fixed:1024x256", s)
 		}
 		return Workload{Name: s, Kind: KindFixed, PromptTokens: pn, OutputTokens: on}, nil
+	case strings.HasPrefix(s, "shared-prefix:") || strings.HasPrefix(s, "sessions:"):
+		return parseConversation(s)
 	case strings.HasPrefix(s, "trace:"):
 		path := strings.TrimPrefix(s, "trace:")
 		if path == "" {
@@ -132,7 +142,7 @@ func ParseWorkloadIn(s, sharedDir string) (Workload, error) {
 			return loadTraceWorkload(s, KindSampled, path)
 		}
 	}
-	return Workload{}, fmt.Errorf("unknown workload %q: want fixed:PxO, %s or trace:PATH", s, strings.Join(BuiltinNames(), ", "))
+	return Workload{}, fmt.Errorf("unknown workload %q: want fixed:PxO, %s, trace:PATH, shared-prefix:... or sessions:...", s, strings.Join(BuiltinNames(), ", "))
 }
 
 // BuiltinNames returns the names of the built-in trace-backed workloads.
@@ -145,9 +155,10 @@ func BuiltinNames() []string {
 }
 
 // IsWorkloadSpec reports whether s names a workload rather than a file:
-// it starts with fixed: or trace:, or is a built-in name.
+// it starts with fixed:, trace:, shared-prefix: or sessions:, or is a
+// built-in name.
 func IsWorkloadSpec(s string) bool {
-	if strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "trace:") {
+	if strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "trace:") || strings.HasPrefix(s, "shared-prefix:") || strings.HasPrefix(s, "sessions:") {
 		return true
 	}
 	for _, b := range builtins {
