@@ -46,7 +46,7 @@ func TestParseWorkload(t *testing.T) {
 		{spec: "fixed:-1x5", wantErrSubstr: "want fixed:PxO"},
 		{spec: "trace:", wantErrSubstr: "want trace:PATH"},
 		{spec: "trace:/no/such.csv", wantErrSubstr: "no such file"},
-		{spec: "sharegpt", wantErrSubstr: `unknown workload "sharegpt": want fixed:PxO, splitwise-conv, splitwise-code, arxiv-summarization or trace:PATH`},
+		{spec: "sharegpt", wantErrSubstr: `unknown workload "sharegpt": want fixed:PxO, splitwise-conv, splitwise-code, arxiv-summarization, trace:PATH, shared-prefix:... or sessions:...`},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			w, err := ParseWorkloadIn(tc.spec, sharedDir)

@@ -106,4 +106,3 @@ func checkRequests(reqs []spec.Request) error {
 	}
 	return nil
 }
-

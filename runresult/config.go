@@ -59,6 +59,10 @@ type EngineConfig struct {
 	// AsyncScheduling overlaps the host work of a step with the GPU work of
 	// the step before it (vLLM's --async-scheduling).
 	AsyncScheduling bool `json:"async_scheduling" yaml:"async_scheduling"`
+	// EnablePrefixCaching reuses the KV blocks of prompt prefixes already
+	// computed (vLLM's --enable-prefix-caching, on by default in V1; see
+	// prefixCache). Disaggregated runs do not model it yet.
+	EnablePrefixCaching bool `json:"enable_prefix_caching" yaml:"enable_prefix_caching"`
 }
 
 // WorkloadConfig names the arrivals: a trace file or a generated workload.
@@ -87,8 +91,9 @@ const (
 // DefaultMaxModelLen caps the default max_model_len (see EngineConfig).
 const DefaultMaxModelLen = 8192
 
-// DefaultConfig returns the defaults of vLLM V1 (chunked prefill on, 8192
-// batched tokens, 256 sequences, 16-token blocks, 90% of GPU memory) on one
+// DefaultConfig returns the defaults of vLLM V1 (chunked prefill and prefix
+// caching on, 8192 batched tokens, 256 sequences, 16-token blocks, 90% of
+// GPU memory) on one
 // H100 with the round-robin router.
 func DefaultConfig() Config {
 	return Config{
@@ -99,6 +104,7 @@ func DefaultConfig() Config {
 			BlockSize:            16,
 			GPUMemoryUtilization: 0.9,
 			EnableChunkedPrefill: true,
+			EnablePrefixCaching:  true,
 		},
 		Router:   RouterRoundRobin,
 		Workload: WorkloadConfig{Seed: spec.DefaultSeed},

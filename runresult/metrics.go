@@ -37,7 +37,10 @@ type RequestMetrics struct {
 	// its TTFT.
 	KVTransferMs float64
 	Preemptions  int
-	Status       string
+	// CachedPromptTokens is the prompt tokens the prefix cache held when
+	// the request was first scheduled (0 without prefix caching).
+	CachedPromptTokens int
+	Status             string
 }
 
 // Stats are the mean and percentiles of one latency metric, in
@@ -95,6 +98,8 @@ type Metrics struct {
 	Steps       int64   `json:"steps"`
 	// KVTransfer summarises the KV-cache transfers of a disaggregated run.
 	KVTransfer *KVTransferStats `json:"kv_transfer,omitempty"`
+	// PrefixCache is the prefix cache's lookups, over every engine.
+	PrefixCache PrefixCacheStats `json:"prefix_cache"`
 }
 
 // KVTransferStats are the KV-cache transfers from prefill to decode

@@ -21,7 +21,7 @@ import (
 // requestColumns are the per-request columns, in file order (CSV and
 // Arrow alike).
 var requestColumns = []string{"request_id", "arrival_s", "prompt_tokens", "output_tokens", "first_token_s",
-	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "kv_transfer_ms", "preemptions", "status"}
+	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "kv_transfer_ms", "preemptions", "cached_prompt_tokens", "status"}
 
 // requestSchema is the Arrow schema of requests.arrow. Times and latencies
 // a request lacks are null.
@@ -30,14 +30,14 @@ var requestSchema = func() *arrow.Schema {
 	for i, n := range requestColumns {
 		var t arrow.DataType = arrow.PrimitiveTypes.Float64
 		switch n {
-		case "request_id", "prompt_tokens", "output_tokens", "preemptions":
+		case "request_id", "prompt_tokens", "output_tokens", "preemptions", "cached_prompt_tokens":
 			t = arrow.PrimitiveTypes.Int64
 		case "status":
 			t = arrow.BinaryTypes.String
 		}
 		fields[i] = arrow.Field{Name: n, Type: t, Nullable: t == arrow.PrimitiveTypes.Float64}
 	}
-	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "2"})
+	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "3"})
 	return arrow.NewSchema(fields, &md)
 }()
 
@@ -75,6 +75,8 @@ func (c *csvRequestWriter) WriteRequest(m *RequestMetrics) error {
 	}
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(m.Preemptions), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(m.CachedPromptTokens), 10)
 	b = append(b, ',')
 	b = append(b, m.Status...)
 	b = append(b, '\n')
@@ -122,7 +124,8 @@ func (a *arrowRequestWriter) WriteRequest(m *RequestMetrics) error {
 		appendNullable(f[4+i].(*array.Float64Builder), v)
 	}
 	f[11].(*array.Int64Builder).Append(int64(m.Preemptions))
-	f[12].(*array.StringBuilder).Append(m.Status)
+	f[12].(*array.Int64Builder).Append(int64(m.CachedPromptTokens))
+	f[13].(*array.StringBuilder).Append(m.Status)
 	a.rows++
 	if a.rows == arrowBatchRows {
 		return a.flush()
@@ -247,7 +250,7 @@ func readRequestsCSV(path string) ([]RequestMetrics, error) {
 			return nil, fmt.Errorf("requests %s line %d: %w", path, line, err)
 		}
 		var m RequestMetrics
-		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, nil, &m.Preemptions}
+		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, nil, &m.Preemptions, &m.CachedPromptTokens}
 		floats := []*float64{nil, &m.ArrivalS, nil, nil, &m.FirstTokenS, &m.FinishS, &m.TTFTMs, &m.TPOTMs, &m.E2EMs, &m.MeanITLMs, &m.KVTransferMs}
 		for i, v := range rec[:len(requestColumns)-1] {
 			if p := ints[i]; p != nil {
@@ -304,7 +307,7 @@ func readRequestsArrow(path string) ([]RequestMetrics, error) {
 			out = append(out, RequestMetrics{RequestID: in(0, row), ArrivalS: fl(1, row), PromptTokens: in(2, row),
 				OutputTokens: in(3, row), FirstTokenS: fl(4, row), FinishS: fl(5, row), TTFTMs: fl(6, row),
 				TPOTMs: fl(7, row), E2EMs: fl(8, row), MeanITLMs: fl(9, row), KVTransferMs: fl(10, row),
-				Preemptions: in(11, row), Status: col(12).(*array.String).Value(row)})
+				Preemptions: in(11, row), CachedPromptTokens: in(12, row), Status: col(13).(*array.String).Value(row)})
 		}
 	}
 	return out, nil

@@ -89,6 +89,16 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "KV cache\t%d blocks (%d tokens) per replica, peak usage %.1f%%\n",
 			s.Memory.Blocks, s.Memory.Blocks*s.Memory.BlockSize, 100*m.PeakKVUsage)
 	}
+	if pc := &m.PrefixCache; pc.Enabled {
+		fmt.Fprintf(tw, "prefix cache\thit rate %.1f%% (%d of %d prompt tokens cached at first scheduling), %d evictions",
+			100*pc.HitRate, pc.HitTokens, pc.QueriedTokens, pc.Evictions)
+		if pc.PreemptedLookups > 0 {
+			fmt.Fprintf(tw, "; preempted requests found %d of %d tokens", pc.PreemptedHitTokens, pc.PreemptedQueriedTokens)
+		}
+		fmt.Fprintln(tw)
+	} else {
+		fmt.Fprintln(tw, "prefix cache\toff")
+	}
 	fmt.Fprintf(tw, "requests\t%d arrived, %d completed, %d rejected (longer than max_model_len)\n", m.Arrived, m.Completed, m.Rejected)
 	fmt.Fprintf(tw, "makespan\t%.3f s, %d engine steps, %d preemptions\n", m.MakespanS, m.Steps, m.Preemptions)
 	fmt.Fprintf(tw, "throughput\t%.3f req/s, %.1f output tok/s, %.1f total tok/s\n", m.RequestThroughputPerS, m.OutputTokenThroughputPerS, m.TotalTokenThroughputPerS)

@@ -120,9 +120,11 @@ func TestMaxNumSeqsHoldsBackWaiting(t *testing.T) {
 // third block at step 2 and hold all 6 blocks; at step 18 A's 49th token
 // needs a 4th block, so B (last in the running list) is preempted, with 17
 // tokens out. B needs 4 blocks to recompute its 49 tokens and gets them
-// only when A finishes; it then completes its 40 tokens.
+// only when A finishes; it then completes its 40 tokens. Without prefix
+// caching (TestPreemptedRequestFindsItsOwnBlocks has it on).
 func TestPreemptionWhenBlocksRunOut(t *testing.T) {
 	cfg := testConfig()
+	cfg.Engine.EnablePrefixCaching = false
 	cfg.Engine.NumGPUBlocksOverride = 6
 	cfg.Engine.MaxModelLen = 96
 	sum, sink, log, sim := simulate(t, cfg, reqs([3]float64{0, 32, 40}, [3]float64{0, 32, 40}))

@@ -147,6 +147,24 @@ func runChecked(t *testing.T, cfg runresult.Config) checkedRun {
 		t.Fatal(err)
 	}
 	checkConservation(t, sum, sink.rows, asked, sim)
+	// Every token a step computes is a prompt token not found in the cache
+	// or an output token fed back (all but the last), unless preemption
+	// made some be computed again.
+	var want int64
+	for _, r := range sink.rows {
+		if r.Status == runresult.StatusCompleted {
+			if r.CachedPromptTokens < 0 || r.CachedPromptTokens >= r.PromptTokens {
+				t.Fatalf("request %d: %d of %d prompt tokens cached", r.RequestID, r.CachedPromptTokens, r.PromptTokens)
+			}
+			want += int64(r.PromptTokens - r.CachedPromptTokens + r.OutputTokens - 1)
+		}
+	}
+	if sum.Metrics.Preemptions == 0 && cfg.Mode != runresult.ModeDisaggregated && check.tokens != want {
+		t.Errorf("steps computed %d tokens; uncached prompt plus fed-back output tokens are %d", check.tokens, want)
+	}
+	if pc := sum.Metrics.PrefixCache; pc.Enabled && pc.QueriedTokens != sum.Metrics.PromptTokens {
+		t.Errorf("prefix cache queried %d prompt tokens, the completed requests have %d", pc.QueriedTokens, sum.Metrics.PromptTokens)
+	}
 	return checkedRun{sum: sum, rows: sink.rows, asked: asked, sim: sim, check: check}
 }
 

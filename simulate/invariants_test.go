@@ -12,13 +12,15 @@ import (
 
 // checkSteps fails on any step that breaks the engine limits.
 type checkSteps struct {
-	t     *testing.T
-	cfg   runresult.EngineConfig
-	steps int
+	t      *testing.T
+	cfg    runresult.EngineConfig
+	steps  int
+	tokens int64
 }
 
 func (c *checkSteps) ObserveStep(r *StepRecord) {
 	c.steps++
+	c.tokens += int64(r.Tokens)
 	e := c.cfg
 	switch {
 	case r.Tokens > e.MaxNumBatchedTokens:
@@ -67,6 +69,14 @@ func checkConservation(t *testing.T, sum *runresult.Summary, rows []runresult.Re
 	}
 	for _, e := range sim.engines {
 		s := e.sched
+		if s.pc != nil {
+			checkPool(t, s.pc)
+			for b, n := range s.pc.ref {
+				if n != 0 {
+					t.Fatalf("replica %d: block %d ends with %d references", e.id, b, n)
+				}
+			}
+		}
 		if s.freeBlocks != s.totalBlocks || len(s.running) != 0 || s.waiting.len() != 0 || s.outstanding() != 0 {
 			t.Errorf("replica %d ends with %d of %d blocks free, %d running, %d waiting", e.id, s.freeBlocks, s.totalBlocks, len(s.running), s.waiting.len())
 		}

@@ -155,6 +155,9 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 		}
 		dc := &cfg.Disaggregation
 		dc.Resolve(l)
+		// Not modelled yet: a prefill instance would keep cached blocks
+		// after handing a request's KV cache over.
+		e.EnablePrefixCaching = false
 		pre, err := newRole(dc.PrefillLayout)
 		if err != nil {
 			return nil, fmt.Errorf("prefill instances: %w", err)
@@ -312,6 +315,8 @@ func (s *Simulation) summary() *runresult.Summary {
 		sum.Metrics.Steps += r.Steps
 		sum.Metrics.Preemptions += r.Preemptions
 		sum.Metrics.PeakKVUsage = max(sum.Metrics.PeakKVUsage, r.PeakKVUsage)
+		pc := e.sched.prefixCacheStats()
+		sum.Metrics.PrefixCache.Add(&pc)
 		if acc[e.role] == nil {
 			acc[e.role] = &breakdownAcc{}
 			roles = append(roles, e.role)

@@ -28,6 +28,11 @@ type reqState struct {
 	// set, so a batch entry scheduled before a preemption is recognised.
 	epoch    uint32
 	finished bool
+	// With prefix caching: what its tokens are, its blocks, and the prompt
+	// tokens the cache held when it was first scheduled (-1 before).
+	content      blockContent
+	kv           reqBlocks
+	cachedPrompt int32
 }
 
 // numTokens is vLLM's num_tokens: prompt plus output tokens so far.
@@ -72,6 +77,12 @@ type scheduler struct {
 	preemptions             int64
 	epoch                   uint32
 
+	// pc is the prefix cache (nil when prefix caching is off: blocks are
+	// then only counted); hits is scratch for its lookups.
+	pc      *prefixCache
+	hits    []int32
+	pcStats runresult.PrefixCacheStats
+
 	// itl receives every inter-token gap, milliseconds.
 	itl *Histogram
 	// done is called when a request has produced all its output tokens,
@@ -84,8 +95,12 @@ type scheduler struct {
 }
 
 func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
-	return &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done,
+	s := &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done,
 		running: make([]int32, 0, cfg.MaxNumSeqs)}
+	if cfg.EnablePrefixCaching {
+		s.pc = newPrefixCache(blocks, cfg.BlockSize)
+	}
+	return s
 }
 
 // admit queues a new request at the back of the waiting queue and returns
@@ -99,7 +114,12 @@ func (s *scheduler) admit(q *spec.Request) int32 {
 		slot = int32(len(s.reqs))
 		s.reqs = append(s.reqs, reqState{})
 	}
-	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens), kvTransferMs: math.NaN()}
+	ids := s.reqs[slot].kv.ids[:0] // keep the slot's block list buffer
+	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens),
+		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: reqBlocks{ids: ids}}
+	if s.pc != nil {
+		s.reqs[slot].content = contentOf(q)
+	}
 	s.waiting.pushBack(slot)
 	return slot
 }
@@ -151,6 +171,9 @@ func (s *scheduler) usedBlocks() int { return s.totalBlocks - s.freeBlocks }
 // are free.
 func (s *scheduler) allocate(r *reqState, tokens int32) bool {
 	bs := int32(s.cfg.BlockSize)
+	if s.pc != nil {
+		return s.allocateCached(r, tokens, nil, 0)
+	}
 	need := int((tokens+bs-1)/bs - r.blocks)
 	if need <= 0 {
 		return true
@@ -167,14 +190,15 @@ func (s *scheduler) allocate(r *reqState, tokens int32) bool {
 }
 
 func (s *scheduler) free(r *reqState) {
+	if s.pc != nil {
+		s.pc.release(&r.kv)
+		s.freeBlocks = s.pc.numFree()
+		r.blocks = 0
+		return
+	}
 	s.freeBlocks += int(r.blocks)
 	r.blocks = 0
 }
-
-// cachedPrefixTokens is the prefix-caching hook: the prompt tokens of r a
-// prefix cache would already hold when r is admitted. Prefix caching is not
-// modelled yet, so nothing is ever cached.
-func (s *scheduler) cachedPrefixTokens(*reqState) int32 { return 0 }
 
 // newTokens is the number of tokens r would schedule with budget tokens
 // left: what is not computed yet, capped by the long-prefill threshold and
@@ -236,10 +260,16 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			}
 			slot := queue.front()
 			r := &s.reqs[slot]
-			if r.computed == 0 {
-				r.computed = s.cachedPrefixTokens(r)
+			// A request with nothing computed looks for its prefix in
+			// the cache (vLLM's get_computed_blocks); the hit counts only
+			// once its blocks are allocated.
+			computed, hitHash := r.computed, uint64(0)
+			s.hits = s.hits[:0]
+			if computed == 0 && s.pc != nil {
+				s.hits, hitHash = s.pc.longestHit(&r.content, r.numTokens()-1, s.hits)
+				computed = int32(len(s.hits)) * int32(s.cfg.BlockSize)
 			}
-			n := r.numTokens() - r.computed
+			n := r.numTokens() - computed
 			if t := int32(s.cfg.LongPrefillTokenThreshold); t > 0 && n > t {
 				n = t
 			}
@@ -247,7 +277,13 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 				break
 			}
 			n = min(n, int32(budget))
-			if !s.allocate(r, r.computed+n) {
+			if s.pc != nil && r.computed == 0 {
+				if !s.allocateCached(r, computed+n, s.hits, hitHash) {
+					break
+				}
+				s.countLookup(r, computed)
+				r.computed = computed
+			} else if !s.allocate(r, r.computed+n) {
 				break
 			}
 			queue.popFront()

@@ -187,7 +187,8 @@ func TestDatasetsImportAndExport(t *testing.T) {
 	if !strings.Contains(errOut, "6 requests from 6 conversations (1 exchanges skipped") || !strings.Contains(errOut, "ESTIMATED") {
 		t.Errorf("import stderr: %s", errOut)
 	}
-	if l := datasetsFileLines(t, trace); l[0] != "num_prefill_tokens,num_decode_tokens,session_id,token_counts" || l[2] != "19,16,conv-a,estimated" {
+	convA := fmt.Sprintf("19,16,%d,2,estimated", datasets.ContentID([]byte("conv-a"))) // second turn of conv-a
+	if l := datasetsFileLines(t, trace); l[0] != "num_prefill_tokens,num_decode_tokens,session_id,turn,token_counts" || l[2] != convA {
 		t.Errorf("imported trace:\n%s", strings.Join(l, "\n"))
 	}
 	out, _, code := ftkDatasets(t, "show", trace)
