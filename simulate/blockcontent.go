@@ -49,6 +49,14 @@ func mix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// shared reports whether block j (blockSize tokens each) can be held by
+// other requests: it is named by hash ids, a shared prefix or a session.
+// The rest, from the first block of the request's own, is private.
+func (c *blockContent) shared(j, blockSize int32) bool {
+	end := (j + 1) * blockSize
+	return c.session != 0 || end <= c.idCovered || (c.group != 0 && end <= c.groupTokens)
+}
+
 // blockHash is the hash of block j (blockSize tokens each) whose parent
 // block hashes to parent (0 for the first block). It is never 0.
 func (c *blockContent) blockHash(parent uint64, j, blockSize int32) uint64 {

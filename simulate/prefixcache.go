@@ -29,6 +29,14 @@ package simulate
 //     the free queue as blocks it takes, and fails without side effects when
 //     too few blocks are free.
 //
+// A block whose content only its own request can have (blockContent's
+// private blocks: neither a shared prefix, a session nor named by hash
+// ids) can only ever be hit by that request, after a preemption. Such
+// blocks skip the table: the request keeps the list of private blocks it
+// cached, in caching order, and looks its hashes up there, which finds
+// what the table would (the first cached block still holding the hash).
+// A trace with no shared content thus pays no table operation.
+//
 // vLLM also sets one "null" block aside; the simulator does not, with
 // prefix caching or without, so block counts match the counting cache.
 type prefixCache struct {
@@ -37,6 +45,7 @@ type prefixCache struct {
 	// (-1: none) and the next block cached with the same hash (-1: none).
 	ref        []int32
 	hash       []uint64
+	private    []bool
 	prev, next []int32
 	dup        []int32
 	head, tail int32
@@ -51,6 +60,9 @@ type prefixCache struct {
 // num_cached_block.
 type reqBlocks struct {
 	ids []int32
+	// own is the private blocks the request cached, in caching order
+	// (kept across preemptions; some may since have been evicted).
+	own []int32
 	// cached is the leading blocks that carry a hash; lastHash is the hash
 	// of block cached-1, the parent of the next block to cache.
 	cached   int32
@@ -58,7 +70,7 @@ type reqBlocks struct {
 }
 
 func newPrefixCache(blocks, blockSize int) *prefixCache {
-	p := &prefixCache{blockSize: int32(blockSize), ref: make([]int32, blocks), hash: make([]uint64, blocks),
+	p := &prefixCache{blockSize: int32(blockSize), ref: make([]int32, blocks), hash: make([]uint64, blocks), private: make([]bool, blocks),
 		prev: make([]int32, blocks), next: make([]int32, blocks), dup: make([]int32, blocks),
 		head: -1, tail: -1, table: newBlockTable(blocks)}
 	for b := range blocks {
@@ -105,7 +117,11 @@ func (p *prefixCache) unlink(b int32) {
 func (p *prefixCache) pop() int32 {
 	b := p.head
 	p.unlink(b)
-	if p.hash[b] != 0 {
+	switch {
+	case p.private[b]:
+		p.hash[b], p.private[b] = 0, false
+		p.evictions++
+	case p.hash[b] != 0:
 		p.evict(b)
 	}
 	p.ref[b] = 1
@@ -115,14 +131,7 @@ func (p *prefixCache) pop() int32 {
 // evict removes block b from the table.
 func (p *prefixCache) evict(b int32) {
 	h := p.hash[b]
-	first := p.table.get(h)
-	if first == b {
-		if d := p.dup[b]; d >= 0 {
-			p.table.set(h, d)
-		} else {
-			p.table.remove(h)
-		}
-	} else {
+	if first := p.table.removeIf(h, b, p.dup[b]); first != b {
 		for c := first; c >= 0; c = p.dup[c] {
 			if p.dup[c] == b {
 				p.dup[c] = p.dup[b]
@@ -138,9 +147,8 @@ func (p *prefixCache) evict(b int32) {
 // under it.
 func (p *prefixCache) insert(b int32, h uint64) {
 	p.hash[b] = h
-	first := p.table.get(h)
+	first := p.table.getOrSet(h, b)
 	if first < 0 {
-		p.table.set(h, b)
 		return
 	}
 	c := first
@@ -154,18 +162,27 @@ func (p *prefixCache) insert(b int32, h uint64) {
 func (p *prefixCache) lookup(h uint64) int32 { return p.table.get(h) }
 
 // longestHit appends to hits the cached blocks that hold the first blocks
-// of c, at most maxTokens tokens' worth, stopping at the first miss
+// of c (a request whose blocks so far are r), at most maxTokens tokens'
+// worth, stopping at the first miss
 // (FullAttentionManager.find_longest_cache_hit), and returns them with the
 // hash of the last one.
-func (p *prefixCache) longestHit(c *blockContent, maxTokens int32, hits []int32) ([]int32, uint64) {
+func (p *prefixCache) longestHit(c *blockContent, r *reqBlocks, maxTokens int32, hits []int32) ([]int32, uint64) {
 	var h uint64
 	n := maxTokens / p.blockSize
 	for j := int32(0); j < n; j++ {
-		next := c.blockHash(h, j, p.blockSize)
-		b := p.lookup(next)
+		var b int32 = -1
+		if c.shared(j, p.blockSize) {
+			b = p.lookup(c.blockHash(h, j, p.blockSize))
+		} else {
+			if len(r.own) == 0 {
+				break
+			}
+			b = p.ownBlock(r, c.blockHash(h, j, p.blockSize))
+		}
 		if b < 0 {
 			break
 		}
+		next := p.hash[b]
 		hits = append(hits, b)
 		h = next
 	}
@@ -211,9 +228,26 @@ func (p *prefixCache) cacheFull(r *reqBlocks, c *blockContent, tokens int32) {
 	full := tokens / p.blockSize
 	for j := r.cached; j < full; j++ {
 		r.lastHash = c.blockHash(r.lastHash, j, p.blockSize)
-		p.insert(r.ids[j], r.lastHash)
+		b := r.ids[j]
+		if c.shared(j, p.blockSize) {
+			p.insert(b, r.lastHash)
+			continue
+		}
+		p.hash[b], p.private[b] = r.lastHash, true
+		r.own = append(r.own, b)
 	}
 	r.cached = max(r.cached, full)
+}
+
+// ownBlock returns the first of r's private blocks that still holds hash
+// h, or -1.
+func (p *prefixCache) ownBlock(r *reqBlocks, h uint64) int32 {
+	for _, b := range r.own {
+		if p.hash[b] == h && p.private[b] {
+			return b
+		}
+	}
+	return -1
 }
 
 // release drops r's blocks, last first, so that the tail of a sequence is

@@ -37,7 +37,7 @@ func checkPool(t *testing.T, p *prefixCache) {
 		}
 	}
 	for b, h := range p.hash {
-		if h == 0 {
+		if h == 0 || p.private[b] {
 			continue
 		}
 		found := false
@@ -58,7 +58,7 @@ func TestPrefixCacheHitsAndLRUEviction(t *testing.T) {
 	b := blockContent{uid: 2, group: 7, groupTokens: 8}
 	var ra, rb reqBlocks
 
-	hits, _ := p.longestHit(&a, 10-1, nil)
+	hits, _ := p.longestHit(&a, &ra, 10-1, nil)
 	if len(hits) != 0 {
 		t.Fatalf("empty cache: hits %v", hits)
 	}
@@ -71,7 +71,7 @@ func TestPrefixCacheHitsAndLRUEviction(t *testing.T) {
 	}
 
 	// B (12 tokens) may hit at most (12-1)/4 = 2 blocks: the group's.
-	hits, h := p.longestHit(&b, 12-1, nil)
+	hits, h := p.longestHit(&b, &rb, 12-1, nil)
 	if !slices.Equal(hits, []int32{0, 1}) {
 		t.Fatalf("B: hits %v, want [0 1]", hits)
 	}
@@ -96,7 +96,7 @@ func TestPrefixCacheHitsAndLRUEviction(t *testing.T) {
 	// of the queue (touch): they count against the free blocks.
 	c := blockContent{uid: 3, group: 7, groupTokens: 8}
 	var rc reqBlocks
-	hits, h = p.longestHit(&c, 9-1, nil)
+	hits, h = p.longestHit(&c, &rc, 9-1, nil)
 	if !slices.Equal(hits, []int32{0, 1}) {
 		t.Fatalf("C: hits %v, want [0 1]", hits)
 	}
@@ -125,7 +125,7 @@ func TestPrefixCacheHitsAndLRUEviction(t *testing.T) {
 	if !p.allocate(&re, &d, nil, 0, 4, 0) || !slices.Equal(re.ids, []int32{1}) || p.evictions != 2 {
 		t.Fatalf("E: blocks %v, evictions %d", re.ids, p.evictions)
 	}
-	if hits, _ = p.longestHit(&c, 100, nil); !slices.Equal(hits, []int32{0}) {
+	if hits, _ = p.longestHit(&c, &rc, 100, nil); !slices.Equal(hits, []int32{0}) {
 		t.Fatalf("after evicting block 1: hits %v, want [0]", hits)
 	}
 	// No room: an allocation that needs two blocks fails and changes
@@ -134,7 +134,7 @@ func TestPrefixCacheHitsAndLRUEviction(t *testing.T) {
 	if p.allocate(&rf, &d, nil, 0, 8, 0) || len(rf.ids) != 0 || p.numFree() != 1 {
 		t.Fatalf("over-allocation: blocks %v, free %d", rf.ids, p.numFree())
 	}
-	hits, h = p.longestHit(&c, 100, nil)
+	hits, h = p.longestHit(&c, &rc, 100, nil)
 	if p.allocate(&rf, &c, hits, h, 8, 8) || len(rf.ids) != 0 || p.ref[0] != 0 {
 		t.Fatalf("hit without room: blocks %v, ref %d", rf.ids, p.ref[0])
 	}
@@ -172,13 +172,13 @@ func TestPrefixCachePreemptedRequestFindsItsOwnBlocks(t *testing.T) {
 	// Re-admitted with 26 tokens (prompt and six outputs): it may hit
 	// (26-1)/4 = 6 blocks, all its own, including the two that hold
 	// output tokens.
-	hits, h := p.longestHit(&c, 26-1, nil)
+	hits, h := p.longestHit(&c, &r, 26-1, nil)
 	if !slices.Equal(hits, own[:6]) {
 		t.Fatalf("hits %v, want its own first six blocks %v", hits, own[:6])
 	}
 	// Another request with other content hits nothing.
 	other := blockContent{uid: 10}
-	if hs, _ := p.longestHit(&other, 25, nil); len(hs) != 0 {
+	if hs, _ := p.longestHit(&other, &reqBlocks{}, 25, nil); len(hs) != 0 {
 		t.Fatalf("another request hit %v", hs)
 	}
 	// Its recomputation needs 26 - 24 = 2 tokens in one new block.

@@ -114,9 +114,9 @@ func (s *scheduler) admit(q *spec.Request) int32 {
 		slot = int32(len(s.reqs))
 		s.reqs = append(s.reqs, reqState{})
 	}
-	ids := s.reqs[slot].kv.ids[:0] // keep the slot's block list buffer
+	kv := reqBlocks{ids: s.reqs[slot].kv.ids[:0], own: s.reqs[slot].kv.own[:0]} // keep the slot's buffers
 	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens),
-		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: reqBlocks{ids: ids}}
+		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv}
 	if s.pc != nil {
 		s.reqs[slot].content = contentOf(q)
 	}
@@ -266,7 +266,7 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			computed, hitHash := r.computed, uint64(0)
 			s.hits = s.hits[:0]
 			if computed == 0 && s.pc != nil {
-				s.hits, hitHash = s.pc.longestHit(&r.content, r.numTokens()-1, s.hits)
+				s.hits, hitHash = s.pc.longestHit(&r.content, &r.kv, r.numTokens()-1, s.hits)
 				computed = int32(len(s.hits)) * int32(s.cfg.BlockSize)
 			}
 			n := r.numTokens() - computed
