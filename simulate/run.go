@@ -56,8 +56,14 @@ type Simulation struct {
 	col         *collector
 	disagg      *disaggregation
 
-	src          Source
-	next         spec.Request
+	src Source
+	// fb is src when it reacts to completions (closed loop).
+	fb FeedbackSource
+	// arrivals holds the requests whose arrival events are pending (one
+	// for an open-loop source; up to the number of clients for a closed
+	// loop); freeArrivals are its unused slots.
+	arrivals     []spec.Request
+	freeArrivals []int32
 	prevArrivalS float64
 	err          error
 	ran          bool
@@ -181,7 +187,10 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 		s.disagg = newDisaggregation(m, dc, s.col, decodeRouter, &s.loop, prefill, decode)
 		for j, en := range decode {
 			dst := j
-			en.sched.done = func(r *reqState, nowS float64) { s.disagg.finished(dst, r, nowS) }
+			en.sched.done = func(r *reqState, nowS float64) {
+				s.disagg.finished(dst, r, nowS)
+				s.completed(r.id, nowS)
+			}
 		}
 		for i, en := range prefill {
 			src, inner := i, en.sched.done
@@ -212,6 +221,7 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 			sched := newScheduler(cfg.Engine, r.memory.Blocks, s.col.itl, func(r *reqState, nowS float64) {
 				s.col.finish(r, nowS)
 				s.outstanding[replica]--
+				s.completed(r.id, nowS)
 			})
 			s.engines = append(s.engines, newEngine(i, RoleReplica, &s.loop, r.cost, sched, l.PP, e.AsyncScheduling, opts.Observer))
 		}
@@ -224,10 +234,13 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 // Config is the run's configuration with defaults resolved.
 func (s *Simulation) Config() runresult.Config { return s.cfg }
 
-// Handle implements Actor: the arrival of s.next.
-func (s *Simulation) Handle(nowS float64, _, _ int) {
-	q := &s.next
-	if s.col.arrive(q, s.cfg.Engine.MaxModelLen) {
+// Handle implements Actor: the arrival of s.arrivals[slot].
+func (s *Simulation) Handle(nowS float64, _, slot int) {
+	q := &s.arrivals[slot]
+	s.freeArrivals = append(s.freeArrivals, int32(slot))
+	if !s.col.arrive(q, s.cfg.Engine.MaxModelLen) {
+		s.completed(q.ID, nowS) // refused
+	} else {
 		i := s.router.Pick(s.outstanding)
 		s.outstanding[i]++
 		if s.disagg != nil {
@@ -236,23 +249,27 @@ func (s *Simulation) Handle(nowS float64, _, _ int) {
 			s.engines[i].Admit(nowS, q)
 		}
 	}
-	s.scheduleNext()
+	if s.fb == nil {
+		s.scheduleNext()
+	}
 }
 
-// scheduleNext reads the next arrival and checks it.
-func (s *Simulation) scheduleNext() {
+// scheduleNext reads the next arrival, checks it and schedules it,
+// reporting whether there was one.
+func (s *Simulation) scheduleNext() bool {
 	q, ok := s.src.Next()
 	if !ok {
 		if e, ok := s.src.(interface{ Err() error }); ok {
 			s.err = e.Err()
 		}
-		return
+		return false
 	}
-	s.next = q
 	switch {
 	case !(q.ArrivalS >= 0) || math.IsInf(q.ArrivalS, 0): // NaN too
 		s.err = fmt.Errorf("simulate: request %d: arrival %g s is not a non-negative time", q.ID, q.ArrivalS)
-	case q.ArrivalS < s.prevArrivalS:
+	case s.fb != nil && q.ArrivalS < s.loop.Now():
+		s.err = fmt.Errorf("simulate: request %d: arrival %g s is before now (%g s): a closed-loop source sends requests after the replies they wait for", q.ID, q.ArrivalS, s.loop.Now())
+	case s.fb == nil && q.ArrivalS < s.prevArrivalS:
 		s.err = fmt.Errorf("simulate: request %d: arrival %g s is before the previous arrival %g s (arrivals must be sorted)", q.ID, q.ArrivalS, s.prevArrivalS)
 	case q.PromptTokens < 1:
 		s.err = fmt.Errorf("simulate: request %d: %d prompt tokens (need at least 1)", q.ID, q.PromptTokens)
@@ -260,8 +277,18 @@ func (s *Simulation) scheduleNext() {
 		s.err = fmt.Errorf("simulate: request %d: %d output tokens (need at least 1)", q.ID, q.OutputTokens)
 	default:
 		s.prevArrivalS = q.ArrivalS
-		s.loop.Schedule(q.ArrivalS, PriorityArrival, s, evArrival, 0)
+		var slot int32
+		if n := len(s.freeArrivals); n > 0 {
+			slot, s.freeArrivals = s.freeArrivals[n-1], s.freeArrivals[:n-1]
+		} else {
+			slot = int32(len(s.arrivals))
+			s.arrivals = append(s.arrivals, spec.Request{})
+		}
+		s.arrivals[slot] = q
+		s.loop.Schedule(q.ArrivalS, PriorityArrival, s, evArrival, int(slot))
+		return true
 	}
+	return false
 }
 
 // Run replays src to the end and summarises the run. A Simulation runs
@@ -271,7 +298,8 @@ func (s *Simulation) Run(src Source) (*runresult.Summary, error) {
 		return nil, fmt.Errorf("simulate: a Simulation runs once")
 	}
 	s.ran, s.src = true, src
-	s.scheduleNext()
+	s.fb, _ = src.(FeedbackSource)
+	s.pull()
 	for s.err == nil && s.col.err == nil && s.loop.Step() {
 		if s.opts.Progress != nil && s.loop.Handled()%progressEvery == 0 {
 			s.opts.Progress(s.col.arrived, s.loop.Now())

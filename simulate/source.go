@@ -13,6 +13,18 @@ type Source interface {
 	Next() (spec.Request, bool)
 }
 
+// FeedbackSource is a Source whose later arrivals wait for earlier
+// requests to finish: closed-loop clients (*datasets.Clients is one). For
+// it, Next returning false means "nothing until another request
+// completes"; the run tells it of every request that finished (or was
+// refused) with Complete, then takes every request it can send, whose
+// arrival may not be before the completion. The run ends when nothing is
+// in flight and Next has nothing.
+type FeedbackSource interface {
+	Source
+	Complete(id int, finishS float64)
+}
+
 // SliceSource replays requests held in memory.
 type SliceSource struct {
 	reqs []spec.Request
@@ -29,4 +41,20 @@ func (s *SliceSource) Next() (spec.Request, bool) {
 	}
 	s.next++
 	return s.reqs[s.next-1], true
+}
+
+// pull schedules the next arrival of an open-loop source, or every request
+// a closed-loop one can send now.
+func (s *Simulation) pull() {
+	for s.scheduleNext() && s.fb != nil && s.err == nil {
+	}
+}
+
+// completed tells a closed-loop source that request id finished (or was
+// refused) at nowS, and schedules what it sends in reply.
+func (s *Simulation) completed(id int, nowS float64) {
+	if s.fb != nil {
+		s.fb.Complete(id, nowS)
+		s.pull()
+	}
 }
