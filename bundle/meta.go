@@ -1,9 +1,7 @@
 package bundle
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -11,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"
@@ -33,7 +31,19 @@ type Meta struct {
 	Seed            uint64  `json:"seed"`
 	Folds           int     `json:"cv_folds"`
 	HoldoutFraction float64 `json:"holdout_fraction"`
-	ConflictRatio   float64 `json:"conflict_ratio"`
+	// Repeats is the repeat policy (RepeatsAll or RepeatsMedian) and
+	// DisagreeRatio the spread of one shape's measurements beyond which
+	// they are reported as disagreeing sweeps (all are kept).
+	Repeats       string  `json:"repeats"`
+	DisagreeRatio float64 `json:"disagree_ratio"`
+	// MinShapes is the fewest distinct shapes a key needs for a forest of
+	// its own; keys with fewer get a pooled forest or the fallback.
+	MinShapes int `json:"min_shapes"`
+	// Conditions records, per operator, the key conditions its keys differ
+	// in and how cross-validation decided each key: a forest of its own
+	// (the conditions split predictors), the pooled forest (they are
+	// features of one forest) or the fallback.
+	Conditions []ConditionChoice `json:"conditions"`
 	// Prediction says how predictors are evaluated at run time.
 	Prediction string          `json:"prediction"`
 	Predictors []PredictorMeta `json:"predictors"`
@@ -54,9 +64,25 @@ type PredictorMeta struct {
 	FloorMs float64 `json:"floor_ms"`
 	// Domain is the sampled range of every feature, with the distinct
 	// sampled values (for gap checks).
-	Domain  []FeatureDomain `json:"domain"`
-	Rows    int             `json:"rows"`
-	Dropped []Dropped       `json:"dropped"`
+	Domain []FeatureDomain `json:"domain"`
+	// Rows are the key's rows in the dataset; TrainRows those trained on
+	// (every positive time, or one median per shape with RepeatsMedian).
+	Rows      int       `json:"rows"`
+	TrainRows int       `json:"train_rows"`
+	Dropped   []Dropped `json:"dropped"`
+	// Model is what answers in the domain: ModelForest, ModelPooled,
+	// ModelFallback or ModelZero, chosen by cross-validation among
+	// Choices; Note says why when the key is thin.
+	Model   string        `json:"model"`
+	Note    string        `json:"note,omitempty"`
+	Choices []ModelChoice `json:"model_choices"`
+	// Pooled describes the pooled forest when Model is ModelPooled.
+	Pooled *Pooled `json:"pooled,omitempty"`
+	// Repeats describes repeated measurements (noise floor, disagreeing
+	// sweeps); Groups compares each sweep group with PrimaryGroup.
+	Repeats      Repeats      `json:"repeats"`
+	PrimaryGroup string       `json:"primary_group,omitempty"`
+	Groups       []GroupRatio `json:"groups,omitempty"`
 	// Params are the chosen hyperparameters, Search every candidate with
 	// its cross-validated error on the non-held-out rows.
 	Params ForestParams   `json:"hyperparameters"`
@@ -65,6 +91,10 @@ type PredictorMeta struct {
 	// the non-held-out rows; Holdout the error on the held-out rows of a
 	// model trained on the others; FallbackCV the cross-validated error of
 	// the physical fallback alone (the extrapolation model).
+	// AllRows is the error of the final predictor on every positive row
+	// of the key in the dataset, nothing left out. CV folds and the
+	// holdout group the repeats of a shape.
+	AllRows    ErrorStats `json:"all_rows"`
 	CV         ErrorStats `json:"cv"`
 	Holdout    ErrorStats `json:"holdout"`
 	FallbackCV ErrorStats `json:"fallback_cv"`
@@ -106,71 +136,19 @@ type Dropped struct {
 	Reason string `json:"reason"`
 	Group  string `json:"group"`
 	Rows   int    `json:"rows"`
-	// Ratio is the median over the dropped rows of their time divided by
-	// what was kept (the fastest duplicate, or the primary group's model);
-	// NaN (null in JSON) when no row could be compared.
-	Ratio float64 `json:"median_ratio"`
 	// Lines are the first source lines of the dropped rows.
 	Lines []string `json:"lines"`
 }
 
 // PrimaryGroup is the sweep group every other group of a predictor is
-// checked against: single-sequence shapes.
+// compared with: single-sequence shapes.
 const PrimaryGroup = "pure"
 
-// Drop reasons.
-const (
-	// DropDuplicate: a sample more than ConflictRatio slower than the
-	// fastest sample of the same shape.
-	DropDuplicate = "conflicting_duplicate"
-	// DropGroup: a group (variant) whose times disagree with the primary
-	// group's model by more than ConflictRatio, or cannot be checked.
-	DropGroup = "inconsistent_group"
-	// DropZero: rows of 0 ms among positive times (a failed measurement).
-	DropZero = "zero_time"
-)
+// DropZero: rows of 0 ms among positive times (a failed measurement) are
+// the only rows fit leaves out of training.
+const DropZero = "zero_time"
 
-// String says what was dropped and why, for people.
+// String says what was left out and why, for people.
 func (d Dropped) String() string {
-	what := fmt.Sprintf("%d rows of group %q (%s)", d.Rows, d.Group, strings.Join(d.Lines, ", "))
-	switch {
-	case d.Reason == DropZero:
-		return fmt.Sprintf("dropped %s: 0 ms among positive times", what)
-	case d.Reason == DropDuplicate:
-		return fmt.Sprintf("dropped %s: repeated shapes %.2fx slower than the fastest measurement of the same shape", what, d.Ratio)
-	case math.IsNaN(d.Ratio):
-		return fmt.Sprintf("dropped %s: no row inside the %q group's domain to check it against", what, PrimaryGroup)
-	}
-	return fmt.Sprintf("dropped %s: %.2fx the time the %q rows predict for the same features", what, d.Ratio, PrimaryGroup)
-}
-
-// MarshalJSON writes a NaN ratio as null.
-func (d Dropped) MarshalJSON() ([]byte, error) {
-	type plain Dropped
-	var ratio *float64
-	if !math.IsNaN(d.Ratio) {
-		ratio = &d.Ratio
-	}
-	return json.Marshal(struct {
-		plain
-		Ratio *float64 `json:"median_ratio"`
-	}{plain(d), ratio})
-}
-
-// UnmarshalJSON reads a null ratio as NaN.
-func (d *Dropped) UnmarshalJSON(b []byte) error {
-	type plain Dropped
-	var v struct {
-		plain
-		Ratio *float64 `json:"median_ratio"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*d = Dropped(v.plain)
-	d.Ratio = math.NaN()
-	if v.Ratio != nil {
-		d.Ratio = *v.Ratio
-	}
-	return nil
+	return fmt.Sprintf("left out %d rows of group %q (%s): 0 ms among positive times", d.Rows, d.Group, strings.Join(d.Lines, ", "))
 }

@@ -3,6 +3,7 @@ package fit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,23 +28,45 @@ func TestEmptyInput(t *testing.T) {
 	}
 }
 
-func TestTooFewRows(t *testing.T) {
+// TestThinKeys: a key with fewer shapes than a forest of its own needs is
+// not fatal: it gets the pooled forest or the fallback, marked; only a
+// training set without rows fails.
+func TestThinKeys(t *testing.T) {
 	ts := trainingSet(t, a800)
 	thin := &TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement}
 	for _, o := range ts.Ops[:3] {
 		thin.Ops = append(thin.Ops, o)
 	}
 	thin.Ops[1].Rows = thin.Ops[1].Rows[:3]
-	_, err := Fit(thin, Options{Trees: 4})
-	if !errors.Is(err, ErrTooFewRows) {
-		t.Fatalf("err = %v, want ErrTooFewRows", err)
+	var log bytes.Buffer
+	b, err := Fit(thin, Options{Trees: 4, Log: &log})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := thin.Ops[1].Key.String() + " has 3 rows"
-	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "at least 5") {
-		t.Errorf("error %q does not say %q and the minimum", err, want)
+	p, ok := b.Predictor(thin.Ops[1].Key)
+	if !ok {
+		t.Fatalf("no predictor for the thin key %s", thin.Ops[1].Key)
 	}
-	if strings.Contains(err.Error(), thin.Ops[0].Key.String()) {
-		t.Errorf("error names a predictor with enough rows: %v", err)
+	m := p.Meta()
+	if m.Note == "" || (m.Model != bundle.ModelFallback && m.Model != bundle.ModelPooled) || !strings.Contains(m.Note, "3 rows") {
+		t.Errorf("thin key not marked: model %q, note %q", m.Model, m.Note)
+	}
+	if !strings.Contains(log.String(), thin.Ops[1].Key.String()) || !strings.Contains(log.String(), "thin key") {
+		t.Errorf("fit's log does not name the thin key:\n%s", log.String())
+	}
+	if q, _ := b.Predictor(thin.Ops[0].Key); q.Meta().Note != "" {
+		t.Errorf("a key with enough rows is marked thin: %s", q.Meta().Note)
+	}
+	var sum bytes.Buffer
+	if err := b.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.String(), "1 thin keys") {
+		t.Errorf("summary does not list the thin key:\n%s", sum.String())
+	}
+	empty := &TrainingSet{Measurement: spec.CUDAEvent, Ops: []OpRows{{Key: thin.Ops[0].Key}}}
+	if _, err := Fit(empty, Options{Trees: 4}); !errors.Is(err, ErrNoRows) {
+		t.Errorf("a training set without rows: %v, want ErrNoRows", err)
 	}
 }
 
@@ -163,7 +186,7 @@ func TestCorruptBundle(t *testing.T) {
 		{"truncated", write("trunc.arrow", data[:len(data)/3]), "not an Arrow IPC file"},
 		{"not arrow", write("text.arrow", []byte("time_stats.emb.median\n0.1\n")), "not an Arrow IPC file"},
 		{"flipped byte", write("flip.arrow", flipped), "corrupted bundle"},
-		{"other version", write("v2.arrow", oldBuf.Bytes()), "bundle schema version 2, this ftk reads version 1"},
+		{"other version", write("v2.arrow", oldBuf.Bytes()), fmt.Sprintf("bundle schema version %d, this ftk reads version %d", bundle.SchemaVersion+1, bundle.SchemaVersion)},
 	}
 	for _, tc := range tests {
 		_, err := bundle.Load(tc.path)

@@ -19,16 +19,18 @@ func TestFitWriteLoadA800(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The headline: prefill attention at TP4 and TP8, where the anchors'
-	// forest is off by 37% and 49% (conflicting sweeps), is under 10%.
-	for _, k := range b.Keys() {
-		p, _ := b.Predictor(k)
-		cv := p.Meta().CV.MAPE
-		if k.Op == spec.OpAttnPrefill && (k.TP == 4 || k.TP == 8) && cv >= 10 {
-			t.Errorf("%s: CV MAPE %.2f%%, want < 10%%", k, cv)
+	// Every row is kept, so the A800 attention file's interleaved sweeps
+	// and mixed batches (prefill at TP8: noise floor 12%, mixed rows 1.4x
+	// the pure ones) are in the error: CV stays within 25 points of the
+	// spread of the repeats, and the all-rows error covers every row.
+	for _, o := range ts.Ops {
+		p, _ := b.Predictor(o.Key)
+		m := p.Meta()
+		if m.CV.MAPE > m.Repeats.NoiseFloorPct+25 || m.CV.Rows == 0 {
+			t.Errorf("%s: CV MAPE %.2f%% over %d rows, noise floor %.2f%%", o.Key, m.CV.MAPE, m.CV.Rows, m.Repeats.NoiseFloorPct)
 		}
-		if cv > 25 || p.Meta().CV.Rows == 0 {
-			t.Errorf("%s: CV MAPE %.2f%% over %d rows", k, cv, p.Meta().CV.Rows)
+		if m.AllRows.Rows != len(o.Rows) || m.TrainRows != len(o.Rows) {
+			t.Errorf("%s: all-rows error over %d rows, trained on %d, of %d", o.Key, m.AllRows.Rows, m.TrainRows, len(o.Rows))
 		}
 	}
 	path := filepath.Join(t.TempDir(), "a800.bundle.arrow")

@@ -9,11 +9,10 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-func TestResolveConflicts(t *testing.T) {
-	m, _ := spec.LookupModel("qwen3-30b-a3b")
-	k := spec.OpKey{Op: spec.OpAttnPrefill, Measurement: spec.CUDAEvent, TP: 4}
-	op, note := bundle.OpShape(m, k)
-	si := shapeInfo{key: k, op: op, note: note, names: spec.OpFeatures(k.Op)}
+// conflictRows are prefill rows of a known time: a single-sequence sweep,
+// a replicate within 2%, a second sweep 1.8x slower on half the shapes, a
+// mixed-batch group 1.9x slower, a consistent group and a row far outside.
+func conflictRows() []Row {
 	truth := func(kv, c float64) float64 { return 0.01 + 1e-7*c*(kv+c/2) + 1e-5*c }
 	var rows []Row
 	line := 1
@@ -32,35 +31,57 @@ func TestResolveConflicts(t *testing.T) {
 		add(groupMixed, 512, c, 1.9) // batched prefill, slower than its equivalent
 		add("consistent", 0, c+16, 1.05)
 	}
-	add("outside", 1e6, 1e6, 1) // nothing to check it against
-	kept, dropped, err := resolveConflicts(si, rows, 1)
+	add("outside", 1e6, 1e6, 1) // nothing to compare it with
+	return rows
+}
+
+func TestGroupRatios(t *testing.T) {
+	m, _ := spec.LookupModel("qwen3-30b-a3b")
+	k := spec.OpKey{Op: spec.OpAttnPrefill, Measurement: spec.CUDAEvent, TP: 4}
+	op, note := bundle.OpShape(m, k)
+	si := shapeInfo{key: k, op: op, note: note, names: spec.OpFeatures(k.Op)}
+	primary, groups, err := groupRatios(si, conflictRows(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byReason := map[string]bundle.Dropped{}
-	for _, d := range dropped {
-		byReason[d.Reason+"/"+d.Group] = d
-		t.Log(d)
+	if primary != bundle.PrimaryGroup {
+		t.Errorf("primary group %q", primary)
 	}
-	if d, ok := byReason[bundle.DropDuplicate+"/"+bundle.PrimaryGroup]; !ok || d.Rows != 32 || math.Abs(d.Ratio-1.8) > 1e-9 {
-		t.Errorf("slow duplicates: %+v", d)
+	by := map[string]bundle.GroupRatio{}
+	for _, g := range groups {
+		by[g.Group] = g
+		t.Log(g.Describe(primary))
 	}
-	if d, ok := byReason[bundle.DropGroup+"/"+groupMixed]; !ok || d.Rows != 16 || d.Ratio < 1.5 {
-		t.Errorf("inconsistent group: %+v", d)
+	if g := by[groupMixed]; g.Rows != 16 || g.Ratio < 1.5 {
+		t.Errorf("mixed group: %+v", g)
 	}
-	if d, ok := byReason[bundle.DropGroup+"/outside"]; !ok || !math.IsNaN(d.Ratio) || !strings.Contains(d.String(), "no row inside") {
-		t.Errorf("unverifiable group: %+v", d)
+	if g := by["consistent"]; g.Rows != 16 || math.Abs(g.Ratio-1) > 0.25 {
+		t.Errorf("consistent group: %+v", g)
 	}
-	if _, ok := byReason[bundle.DropGroup+"/consistent"]; ok {
-		t.Error("a consistent group was dropped")
+	if g := by["outside"]; !math.IsNaN(g.Ratio) || !strings.Contains(g.Describe(primary), "no row inside") {
+		t.Errorf("group outside the domain: %+v", g)
 	}
-	if want := 64 + 64 + 16; len(kept) != want {
-		t.Errorf("kept %d rows, want %d", len(kept), want)
+}
+
+// TestFitKeepsEveryRow: repeats 1.8x apart and disagreeing groups are all
+// trained on and reported, none dropped.
+func TestFitKeepsEveryRow(t *testing.T) {
+	rows := conflictRows()
+	k := spec.OpKey{Op: spec.OpAttnPrefill, Measurement: spec.CUDAEvent, TP: 4}
+	b, err := Fit(&TrainingSet{Model: "qwen3-30b-a3b", Measurement: spec.CUDAEvent, Ops: []OpRows{{Key: k, Rows: rows}}}, Options{Seed: 1, Trees: 8})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range kept {
-		if r.TimeMs > 1.25*truth(r.X[0], r.X[1]) {
-			t.Fatalf("kept a slow row %+v", r)
-		}
+	p, _ := b.Predictor(k)
+	m := p.Meta()
+	if m.TrainRows != len(rows) || len(m.Dropped) != 0 || m.AllRows.Rows != len(rows) {
+		t.Errorf("trained on %d of %d rows, scored %d, dropped %v", m.TrainRows, len(rows), m.AllRows.Rows, m.Dropped)
+	}
+	if m.Repeats.Disagreeing != 32 || math.Abs(m.Repeats.DisagreeSpread-1.8) > 1e-9 {
+		t.Errorf("disagreeing sweeps: %+v", m.Repeats)
+	}
+	if len(m.Groups) != 3 {
+		t.Errorf("groups: %+v", m.Groups)
 	}
 }
 

@@ -63,6 +63,10 @@ type CoverageEntry struct {
 	Need, Have spec.OpKey
 	Status     string
 	Features   []FeatureCoverage
+	// Model is what answers the key (bundle.PredictorMeta.Model) and Thin
+	// says the key was too thin for a forest of its own.
+	Model string
+	Thin  bool
 }
 
 // CoverageReport is the result of CheckCoverage.
@@ -127,7 +131,7 @@ func rank(status string) int {
 
 // coverOne compares the needed ranges with one predictor's domain.
 func coverOne(need spec.OpKey, pm *bundle.PredictorMeta, ranges []spec.Range, gapRatio float64) CoverageEntry {
-	c := CoverageEntry{Need: need, Have: pm.Key, Status: StatusCovered}
+	c := CoverageEntry{Need: need, Have: pm.Key, Status: StatusCovered, Model: pm.Model, Thin: pm.Note != ""}
 	for j, r := range ranges {
 		d := pm.Domain[j]
 		fc := FeatureCoverage{Feature: d.Name, Need: r, Have: spec.Range{Min: d.Min, Max: d.Max}}
@@ -231,6 +235,9 @@ func (r *CoverageReport) Print(w io.Writer) error {
 				}
 				if i == 0 && e.Have.TP != e.Need.TP {
 					detail = strings.TrimSpace(detail + fmt.Sprintf(" (TP%d predictor: same per-GPU shape)", e.Have.TP))
+				}
+				if i == 0 && e.Thin {
+					detail = strings.TrimSpace(detail + fmt.Sprintf(" (thin key: %s)", e.Model))
 				}
 			} else if i == 0 {
 				detail = "no predictor for this operator and TP"

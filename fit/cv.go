@@ -3,22 +3,10 @@ package fit
 import (
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/ftk-dev/ftk/bundle"
 )
-
-// assignFolds deals n rows into k folds: a permutation drawn from seed,
-// dealt round-robin, so fold sizes differ by at most one.
-func assignFolds(n, k int, seed uint64) []int {
-	perm := rand.New(rand.NewPCG(seed, 0x666f6c6473)).Perm(n)
-	folds := make([]int, n)
-	for pos, i := range perm {
-		folds[i] = pos % k
-	}
-	return folds
-}
 
 // keySeed derives a per-predictor seed, so predictors do not share folds
 // or bootstrap draws by accident and adding one leaves the others as they
@@ -30,15 +18,22 @@ func keySeed(seed uint64, key string) uint64 {
 }
 
 // crossValidate returns out-of-fold predictions: row i is predicted by a
-// model trained on the rows of every other fold.
-func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p bundle.ForestParams, workers int) ([]float64, error) {
+// model trained on the rows of every other fold (weighted w, nil:
+// uniform). Rows of a fold with no training rows left are NaN.
+func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, target string, p bundle.ForestParams, workers int) ([]float64, error) {
 	pred := make([]float64, len(rows))
 	for f := 0; f < k; f++ {
-		train, test := splitFold(rows, folds, f)
+		train, tw, test := splitFold(rows, w, folds, f)
 		if len(test) == 0 {
 			continue
 		}
-		m, err := trainModel(si, train, target, p, workers)
+		if len(train) == 0 {
+			for _, i := range test {
+				pred[i] = math.NaN()
+			}
+			continue
+		}
+		m, err := trainModel(si, train, tw, target, p, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -50,12 +45,13 @@ func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, 
 }
 
 // errorStats compares predictions with measured times. Rows of 0 ms have
-// no percentage error and are not counted.
+// no percentage error and rows predicted NaN (no model could be trained
+// for their fold) no prediction: neither is counted.
 func errorStats(pred []float64, rows []Row) bundle.ErrorStats {
 	apes := make([]float64, 0, len(rows))
 	var s float64
 	for i, r := range rows {
-		if r.TimeMs > 0 {
+		if r.TimeMs > 0 && !math.IsNaN(pred[i]) {
 			apes = append(apes, 100*math.Abs(pred[i]-r.TimeMs)/r.TimeMs)
 			s += apes[len(apes)-1]
 		}
@@ -70,15 +66,18 @@ func errorStats(pred []float64, rows []Row) bundle.ErrorStats {
 	return st
 }
 
-// splitFold returns the rows outside fold f (to train on) and the indices
-// of the rows in it (to predict).
-func splitFold(rows []Row, folds []int, f int) (train []Row, test []int) {
+// splitFold returns the rows outside fold f (to train on) with their
+// weights, and the indices of the rows in it (to predict).
+func splitFold(rows []Row, w []float64, folds []int, f int) (train []Row, tw []float64, test []int) {
 	for i, r := range rows {
 		if folds[i] == f {
 			test = append(test, i)
-		} else {
-			train = append(train, r)
+			continue
+		}
+		train = append(train, r)
+		if w != nil {
+			tw = append(tw, w[i])
 		}
 	}
-	return train, test
+	return train, tw, test
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
@@ -19,19 +18,26 @@ type Options struct {
 	Model *spec.Model
 	// Seed makes the fit reproducible (folds, holdout, bootstrap draws).
 	Seed uint64
-	// Folds is k of the k-fold cross-validation (default 5).
+	// Folds is k of the k-fold cross-validation (default 5). Folds group
+	// the measurements of one shape.
 	Folds int
-	// HoldoutFraction of each predictor's rows is held out of the search
-	// and reported separately (default 0.15; none below 2*MinRows rows).
+	// HoldoutFraction of each key's shapes is held out of the search and
+	// reported separately (default 0.15; none below 2*MinShapes shapes).
 	HoldoutFraction float64
 	// Trees per forest (default 64: on the A800 profiles 50, 64 and 100
 	// trees give the same nested-CV MAPE within 0.05 points on average).
 	Trees int
-	// MinRows is the fewest rows a predictor is fitted on (default: Folds).
-	MinRows int
+	// MinShapes is the fewest distinct shapes a key needs for a forest of
+	// its own (default: Folds). A thinner key gets the forest pooled over
+	// its operator's keys or the physical fallback, whichever
+	// cross-validates better on its rows, and is marked.
+	MinShapes int
+	// Repeats is RepeatsAll (default) or RepeatsMedian.
+	Repeats string
 	// Workers bounds the goroutines that train trees (default GOMAXPROCS).
 	Workers int
-	// Log receives one line per predictor and every dropped row group.
+	// Log receives one line per predictor, thin keys and disagreeing
+	// sweeps.
 	Log io.Writer
 }
 
@@ -45,23 +51,40 @@ func (o *Options) defaults() {
 	if o.Trees == 0 {
 		o.Trees = 64
 	}
-	if o.MinRows == 0 {
-		o.MinRows = o.Folds
+	if o.MinShapes == 0 {
+		o.MinShapes = o.Folds
+	}
+	if o.Repeats == "" {
+		o.Repeats = bundle.RepeatsAll
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 }
 
+func (o *Options) validate() error {
+	switch {
+	case o.Folds < 2:
+		return fmt.Errorf("fit: %d folds; cross-validation needs at least 2", o.Folds)
+	case o.MinShapes < 2:
+		return fmt.Errorf("fit: min shapes %d; a forest of its own needs at least 2 shapes to cross-validate", o.MinShapes)
+	case o.Trees < 1:
+		return fmt.Errorf("fit: %d trees; give at least 1", o.Trees)
+	case o.Repeats != bundle.RepeatsAll && o.Repeats != bundle.RepeatsMedian:
+		return fmt.Errorf("fit: repeats %q: use %s or %s", o.Repeats, bundle.RepeatsAll, bundle.RepeatsMedian)
+	}
+	return nil
+}
+
 // maxDepth bounds every tree; deep enough that no data set here reaches it.
 const maxDepth = 32
 
-// candidates is the hyperparameter search: the target (log ratio to the
-// fallback, or log time) and the minimum leaf size. The number of trees
-// and the depth limit are fixed (more trees only reduce variance). Every
-// feature is a split candidate at every node: with two features, drawing
-// one at random per split raised the CV MAPE of every A800 attention
-// predictor (prefill at TP4 from 4.7% to 9.3%).
+// candidates is the hyperparameter search of a key's own forest: the
+// target (log ratio to the fallback, or log time) and the minimum leaf
+// size. The number of trees and the depth limit are fixed (more trees only
+// reduce variance). Every feature is a split candidate at every node: with
+// two features, drawing one at random per split raised the CV MAPE of
+// every A800 attention predictor (prefill at TP4 from 4.7% to 9.3%).
 func candidates(trees int, seed uint64) []bundle.SearchResult {
 	var out []bundle.SearchResult
 	for _, target := range []string{bundle.TargetLogRatio, bundle.TargetLog} {
@@ -72,29 +95,26 @@ func candidates(trees int, seed uint64) []bundle.SearchResult {
 	return out
 }
 
-// ErrTooFewRows reports predictors with too few rows to fit.
-var ErrTooFewRows = errors.New("too few rows to fit")
+// ErrNoRows reports a training set without a single row.
+var ErrNoRows = errors.New("no usable rows to fit")
 
-// Fit trains one predictor per operator key of ts.
+// Fit trains one predictor per operator key of ts. Keys too thin for a
+// forest of their own get a pooled forest or the physical fallback and
+// are marked; only a training set without rows fails.
 func Fit(ts *TrainingSet, opt Options) (*bundle.Bundle, error) {
 	opt.defaults()
 	if ts == nil || len(ts.Ops) == 0 {
 		return nil, errors.New("fit: the training set is empty")
 	}
-	if opt.Folds < 2 {
-		return nil, fmt.Errorf("fit: %d folds; cross-validation needs at least 2", opt.Folds)
+	if err := opt.validate(); err != nil {
+		return nil, err
 	}
-	if opt.MinRows < opt.Folds {
-		return nil, fmt.Errorf("fit: min rows %d is below the %d folds", opt.MinRows, opt.Folds)
-	}
-	var thin []string
+	n := 0
 	for _, o := range ts.Ops {
-		if len(o.Rows) < opt.MinRows {
-			thin = append(thin, fmt.Sprintf("%s has %d rows", o.Key, len(o.Rows)))
-		}
+		n += len(o.Rows)
 	}
-	if len(thin) > 0 {
-		return nil, fmt.Errorf("fit: %w (at least %d each): %s", ErrTooFewRows, opt.MinRows, strings.Join(thin, "; "))
+	if n == 0 {
+		return nil, fmt.Errorf("fit: %w: %d operator keys, none with a row (check the dataset's measurement type)", ErrNoRows, len(ts.Ops))
 	}
 	arch := opt.Model
 	if arch == nil && ts.Model != "" {
@@ -111,35 +131,62 @@ func Fit(ts *TrainingSet, opt Options) (*bundle.Bundle, error) {
 	meta := bundle.Meta{
 		Format: bundle.Format, SchemaVersion: bundle.SchemaVersion,
 		Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, DataChecksum: checksum,
-		Seed: opt.Seed, Folds: opt.Folds, HoldoutFraction: opt.HoldoutFraction, ConflictRatio: ConflictRatio,
+		Seed: opt.Seed, Folds: opt.Folds, HoldoutFraction: opt.HoldoutFraction,
+		Repeats: opt.Repeats, DisagreeRatio: bundle.DisagreeRatio, MinShapes: opt.MinShapes,
 		Prediction: predictionNote,
 	}
 	if arch != nil {
 		meta.PhysicsModel = arch.Name
 	}
-	var ms []*bundle.Model
-	for _, o := range ts.Ops {
+	kfs := make([]*keyFit, len(ts.Ops))
+	for i, o := range ts.Ops {
 		if o.Key.Measurement != ts.Measurement {
 			return nil, fmt.Errorf("fit: %s is not a %s predictor; one bundle holds one measurement type", o.Key, ts.Measurement)
 		}
-		pm, m, err := fitOne(arch, o, opt)
+		kf, err := newKeyFit(arch, o, opt)
 		if err != nil {
 			return nil, err
 		}
-		meta.Predictors = append(meta.Predictors, *pm)
-		ms = append(ms, m)
-		fmt.Fprintf(opt.Log, "%s\n", summaryLine(pm))
+		if err := kf.searchOwn(opt); err != nil {
+			return nil, err
+		}
+		kfs[i] = kf
+	}
+	for _, fam := range families(kfs) {
+		choice, err := fitFamily(fam, opt)
+		if err != nil {
+			return nil, err
+		}
+		meta.Conditions = append(meta.Conditions, choice)
+	}
+	ms := make([]*bundle.Model, len(kfs))
+	for i, kf := range kfs {
+		meta.Predictors = append(meta.Predictors, *kf.meta)
+		ms[i] = kf.final
+		fmt.Fprintf(opt.Log, "%s\n", summaryLine(kf.meta))
 	}
 	return bundle.New(meta, ms), nil
 }
 
-// predictionNote says how predictors are evaluated (bundle.Meta.Prediction).
+// predictionNote says how predictors are evaluated (BundleMeta.Prediction).
 const predictionNote = "a forest on base features is compiled, on its predictor's first query, into an exact lookup grid (one cell per product of split-threshold intervals, one binary search per feature per query); a larger one walks its flattened node array"
 
-// summaryLine is the one-line report of a fitted predictor.
+// summaryLine is the one-line report of a fitted predictor, with what
+// was thin, pooled, disagreeing or left out on the lines below.
 func summaryLine(m *bundle.PredictorMeta) string {
-	s := fmt.Sprintf("%-55s rows=%-5d target=%-22s min_leaf=%d cv=%.2f%% holdout=%s fallback_cv=%.2f%%",
-		m.Key, m.Rows, m.Target, m.Params.MinLeaf, m.CV.MAPE, pct(m.Holdout), m.FallbackCV.MAPE)
+	s := fmt.Sprintf("%-55s rows=%-5d model=%-8s all_rows=%s cv=%s holdout=%s noise=%.2f%% fallback_cv=%s",
+		m.Key, m.Rows, m.Model, pct(m.AllRows), pct(m.CV), pct(m.Holdout), m.Repeats.NoiseFloorPct, pct(m.FallbackCV))
+	if m.Note != "" {
+		s += "\n    " + m.Note
+	}
+	if r := m.Repeats.String(); r != "" && m.Repeats.Disagreeing > 0 {
+		s += "\n    " + r
+	}
+	for _, g := range m.Groups {
+		if math.IsNaN(g.Ratio) || g.Ratio > bundle.DisagreeRatio || g.Ratio < 1/bundle.DisagreeRatio {
+			s += "\n    " + g.Describe(m.PrimaryGroup)
+		}
+	}
 	for _, d := range m.Dropped {
 		s += "\n    " + d.String()
 	}
@@ -154,97 +201,6 @@ func pct(e bundle.ErrorStats) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f%%", e.MAPE)
-}
-
-// fitOne trains the predictor of one key: resolve conflicting rows, hold
-// out a split, search the candidates by k-fold CV, score the chosen one on
-// the holdout, and train the final model on every kept row.
-func fitOne(m *spec.Model, o OpRows, opt Options) (*bundle.PredictorMeta, *bundle.Model, error) {
-	seed := keySeed(opt.Seed, o.Key.String())
-	op, note := bundle.OpShape(m, o.Key)
-	names := spec.OpFeatures(o.Key.Op)
-	si := shapeInfo{key: o.Key, op: op, note: note, names: names}
-	for _, r := range o.Rows {
-		if len(r.X) != len(names) {
-			return nil, nil, fmt.Errorf("fit: %s:%d: %s has %d features, want %d (%s)", r.Source, r.Line, o.Key, len(r.X), len(names), strings.Join(names, ", "))
-		}
-		if len(names) > bundle.MaxFeatures {
-			return nil, nil, fmt.Errorf("fit: %s has %d features, at most %d", o.Key, len(names), bundle.MaxFeatures)
-		}
-		for j, v := range r.X {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, fmt.Errorf("fit: %s:%d: %s feature %s is %v", r.Source, r.Line, o.Key, names[j], v)
-			}
-		}
-		if !(r.TimeMs >= 0) || math.IsInf(r.TimeMs, 0) {
-			return nil, nil, fmt.Errorf("fit: %s:%d: %s time %v ms is not a time", r.Source, r.Line, o.Key, r.TimeMs)
-		}
-	}
-	rows, zero := positiveRows(o.Rows)
-	if len(rows) == 0 {
-		return zeroPredictor(o.Key, names, zero)
-	}
-	rows, dropped, err := resolveConflicts(si, rows, seed)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(zero) > 0 {
-		dropped = append([]bundle.Dropped{{Reason: bundle.DropZero, Group: zero[0].Group, Rows: len(zero), Ratio: math.NaN(), Lines: firstLines(zero)}}, dropped...)
-	}
-	if len(rows) < opt.MinRows {
-		return nil, nil, fmt.Errorf("fit: %w: %s keeps %d of %d rows after dropping conflicting ones (at least %d): %v",
-			ErrTooFewRows, o.Key, len(rows), len(o.Rows), opt.MinRows, dropped)
-	}
-	// Hold out a split when there is enough left to search on.
-	var train, hold []Row
-	nh := 0
-	if len(rows) >= 2*opt.MinRows {
-		nh = max(1, int(math.Round(opt.HoldoutFraction*float64(len(rows)))))
-	}
-	perm := assignFolds(len(rows), len(rows), seed^0x686f6c64) // a permutation
-	for i, r := range rows {
-		if perm[i] < nh {
-			hold = append(hold, r)
-		} else {
-			train = append(train, r)
-		}
-	}
-	folds := assignFolds(len(train), opt.Folds, seed)
-	meta := &bundle.PredictorMeta{Key: o.Key, Features: names, ForestFeatures: bundle.ForestFeatures(o.Key.Op).Names(),
-		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: dropped}
-	best := -1
-	for _, c := range candidates(opt.Trees, seed) {
-		pred, err := crossValidate(si, train, folds, opt.Folds, c.Target, c.Params, opt.Workers)
-		if err != nil {
-			return nil, nil, err
-		}
-		st := errorStats(pred, train)
-		c.CVMAPE = st.MAPE
-		meta.Search = append(meta.Search, c)
-		if best < 0 || c.CVMAPE < meta.Search[best].CVMAPE {
-			best, meta.CV = len(meta.Search)-1, st
-		}
-	}
-	chosen := meta.Search[best]
-	meta.Target, meta.Params = chosen.Target, chosen.Params
-	meta.FallbackCV = errorStats(fallbackCV(si, train, folds, opt.Folds), train)
-	if len(hold) > 0 {
-		hm, err := trainModel(si, train, chosen.Target, chosen.Params, opt.Workers)
-		if err != nil {
-			return nil, nil, err
-		}
-		hp := make([]float64, len(hold))
-		for i, r := range hold {
-			hp[i] = hm.Predict(r.X)
-		}
-		meta.Holdout = errorStats(hp, hold)
-	}
-	final, err := trainModel(si, rows, chosen.Target, chosen.Params, opt.Workers)
-	if err != nil {
-		return nil, nil, err
-	}
-	meta.Fallback, meta.FloorMs, meta.Nodes = *final.Fallback(), final.FloorMs(), len(final.Forest().Nodes)
-	return meta, final, nil
 }
 
 // positiveRows splits rows into those with a positive time and those of 0
@@ -268,30 +224,33 @@ func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*bundle.PredictorM
 		Note: "every row took 0 ms: the operator costs nothing in this measurement"}
 	f := &bundle.Forest{Nodes: []bundle.Node{{Thr: 0, Feat: -1}}, Roots: []int32{0}, NFeat: len(names)}
 	meta := &bundle.PredictorMeta{Key: k, Features: names, ForestFeatures: bundle.ForestFeatures(k.Op).Names(), Target: bundle.TargetZero,
-		Domain: featureDomains(names, rows), Rows: len(rows), Dropped: []bundle.Dropped{},
+		Model: bundle.ModelZero, Choices: []bundle.ModelChoice{},
+		Domain: featureDomains(names, rows), Rows: len(rows), TrainRows: len(rows), Dropped: []bundle.Dropped{},
 		Params: bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}, Search: []bundle.SearchResult{},
 		Fallback: *fb, Nodes: 1}
 	return meta, bundle.NewModel(bundle.TargetZero, fb, 0, bundle.ForestFeatures(k.Op), f), nil
 }
 
-// fallbackCV returns out-of-fold predictions of the fallback alone.
-func fallbackCV(si shapeInfo, rows []Row, folds []int, k int) []float64 {
+// fallbackCV returns out-of-fold predictions of the fallback alone (NaN
+// where a fold leaves nothing to fit it on).
+func fallbackCV(si shapeInfo, rows []Row, w []float64, folds []int, k int) []float64 {
 	pred := make([]float64, len(rows))
 	for f := 0; f < k; f++ {
+		train, tw, test := splitFold(rows, w, folds, f)
 		var xs [][]float64
 		var ys []float64
-		for i, r := range rows {
-			if folds[i] != f {
-				xs, ys = append(xs, r.X), append(ys, r.TimeMs)
-			}
+		for _, r := range train {
+			xs, ys = append(xs, r.X), append(ys, r.TimeMs)
 		}
-		fb, err := fitFallback(si.op, si.note, si.names, xs, ys)
-		for i, r := range rows {
-			if folds[i] == f {
-				pred[i] = math.NaN()
-				if err == nil {
-					pred[i] = fb.PredictMs(r.X)
-				}
+		var fb *bundle.Fallback
+		err := errors.New("no rows")
+		if len(xs) > 0 {
+			fb, err = fitFallback(si.op, si.note, si.names, xs, ys, tw)
+		}
+		for _, i := range test {
+			pred[i] = math.NaN()
+			if err == nil {
+				pred[i] = fb.PredictMs(rows[i].X)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -26,15 +27,20 @@ func validateParams(p bundle.ForestParams) error {
 }
 
 // trainForest grows p.Trees trees on rows x (row-major) with targets y,
-// using up to workers goroutines. The result depends only on the inputs
-// and p.Seed.
-func trainForest(x [][]float64, y []float64, p bundle.ForestParams, workers int) (*bundle.Forest, error) {
+// using up to workers goroutines. Row i is drawn into the bootstrap samples
+// with probability proportional to w[i] (nil: uniform). The result depends
+// only on the inputs and p.Seed.
+func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers int) (*bundle.Forest, error) {
 	if err := validateParams(p); err != nil {
 		return nil, err
 	}
 	if len(x) == 0 || len(x) != len(y) {
 		return nil, fmt.Errorf("forest: %d rows and %d targets", len(x), len(y))
 	}
+	if w != nil && len(w) != len(y) {
+		return nil, fmt.Errorf("forest: %d rows and %d weights", len(y), len(w))
+	}
+	cum := cumulative(w)
 	d := len(x[0])
 	bd := binColumns(x, d)
 	if workers < 1 {
@@ -48,6 +54,7 @@ func trainForest(x [][]float64, y []float64, p bundle.ForestParams, workers int)
 		go func() {
 			defer wg.Done()
 			g := newTreeGrower(bd, y, d, p)
+			g.cum = cum
 			for t := range next {
 				trees[t] = g.grow(rand.New(rand.NewPCG(p.Seed, uint64(t)+1)))
 			}
@@ -76,6 +83,25 @@ func trainForest(x [][]float64, y []float64, p bundle.ForestParams, workers int)
 	return f, nil
 }
 
+// cumulative returns the running sums of w (nil for nil or uniform w).
+func cumulative(w []float64) []float64 {
+	if w == nil {
+		return nil
+	}
+	uniform := true
+	cum := make([]float64, len(w))
+	var s float64
+	for i, v := range w {
+		s += v
+		cum[i] = s
+		uniform = uniform && v == w[0]
+	}
+	if uniform {
+		return nil
+	}
+	return cum
+}
+
 // treeGrower holds the scratch space of one worker.
 type treeGrower struct {
 	bd   *binnedData
@@ -83,6 +109,8 @@ type treeGrower struct {
 	d    int
 	p    bundle.ForestParams
 	mtry int
+	// cum holds the cumulative bootstrap weights (nil: uniform draws).
+	cum []float64
 
 	idx   []int32 // bootstrap rows, partitioned in place node by node
 	feats []int
@@ -111,8 +139,15 @@ type span struct {
 // grow builds one tree on a bootstrap sample drawn with r.
 func (g *treeGrower) grow(r *rand.Rand) []bundle.Node {
 	n := len(g.y)
-	for i := range g.idx {
-		g.idx[i] = int32(r.IntN(n))
+	if g.cum == nil {
+		for i := range g.idx {
+			g.idx[i] = int32(r.IntN(n))
+		}
+	} else {
+		total := g.cum[n-1]
+		for i := range g.idx {
+			g.idx[i] = int32(min(sort.SearchFloat64s(g.cum, r.Float64()*total), n-1))
+		}
 	}
 	// The feature order is permuted in place per split: start every tree
 	// from the same order, whatever this worker grew before.

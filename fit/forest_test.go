@@ -11,7 +11,7 @@ func TestGridMatchesForest(t *testing.T) {
 	for _, d := range []int{1, 2, 3} {
 		card := []int{0, 200, 40, 12}[d]
 		x, y := synthRowsCard(300, d, card, uint64(d))
-		f, err := trainForest(x, y, bundle.ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
+		f, err := trainForest(x, y, nil, bundle.ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,11 +33,11 @@ func TestGridMatchesForest(t *testing.T) {
 func TestForestDeterministic(t *testing.T) {
 	x, y := synthRows(400, 2, 5)
 	p := bundle.ForestParams{Trees: 24, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 0.5, Seed: 11}
-	a, err := trainForest(x, y, p, 1)
+	a, err := trainForest(x, y, nil, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := trainForest(x, y, p, 4) // other worker count, same forest
+	b, err := trainForest(x, y, nil, p, 4) // other worker count, same forest
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestForestDeterministic(t *testing.T) {
 		}
 	}
 	p.Seed = 12
-	c, err := trainForest(x, y, p, 2)
+	c, err := trainForest(x, y, nil, p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestForestLearnsAndRespectsLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := trainForest(x, y, tc.p, 2)
+			f, err := trainForest(x, y, nil, tc.p, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,11 +123,11 @@ func TestForestBadParams(t *testing.T) {
 		{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 0},
 		{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1.5},
 	} {
-		if _, err := trainForest(x, y, p, 1); err == nil {
+		if _, err := trainForest(x, y, nil, p, 1); err == nil {
 			t.Errorf("%v: no error", p)
 		}
 	}
-	if _, err := trainForest(nil, nil, bundle.ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
+	if _, err := trainForest(nil, nil, nil, bundle.ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
 		t.Error("no rows: no error")
 	}
 }

@@ -22,9 +22,14 @@ type OpError struct {
 	Stats        bundle.ErrorStats
 	Extrapolated int
 	// CV and Holdout are the predictor's own figures from the bundle.
+	// CV and Holdout are the predictor's own figures from the bundle;
+	// Model what answers the key (starred: a thin key).
 	CV, Holdout bundle.ErrorStats
-	// Dropped is the number of rows fit left out when training.
-	Dropped int
+	Model       string
+	// NoiseFloorPct is the spread of the dataset's repeated measurements
+	// (bundle.Repeats.NoiseFloorPct): about the least error any predictor
+	// of one time per shape has on these rows.
+	NoiseFloorPct float64
 }
 
 // Report predicts every row of ts with b and summarises the errors per
@@ -40,10 +45,9 @@ func Report(b *bundle.Bundle, ts *TrainingSet) ([]OpError, error) {
 			out = append(out, OpError{Key: o.Key, Rows: len(o.Rows), Missing: true})
 			continue
 		}
-		e := OpError{Key: o.Key, Rows: len(o.Rows), CV: p.Meta().CV, Holdout: p.Meta().Holdout}
-		for _, d := range p.Meta().Dropped {
-			e.Dropped += d.Rows
-		}
+		pos, _ := positiveRows(o.Rows)
+		e := OpError{Key: o.Key, Rows: len(o.Rows), CV: p.Meta().CV, Holdout: p.Meta().Holdout, Model: bundle.ModelLabel(p.Meta()),
+			NoiseFloorPct: repeatStats(pos).NoiseFloorPct}
 		pred := make([]float64, len(o.Rows))
 		for i, r := range o.Rows {
 			if len(r.X) != len(p.Meta().Features) {
@@ -63,24 +67,24 @@ func Report(b *bundle.Bundle, ts *TrainingSet) ([]OpError, error) {
 // WriteReport prints the per-operator error table.
 func WriteReport(w io.Writer, rows []OpError) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "OPERATOR\tTP\tCONDITIONS\tROWS\tMAPE %\tP50 %\tP90 %\tMAX %\tOUT OF DOMAIN\tCV MAPE %\tHOLDOUT MAPE %\tDROPPED IN FIT\t")
+	fmt.Fprintln(tw, "OPERATOR\tTP\tCONDITIONS\tROWS\tMODEL\tMAPE %\tP50 %\tP90 %\tMAX %\tOUT OF DOMAIN\tCV MAPE %\tHOLDOUT MAPE %\tNOISE FLOOR %\t")
 	var sum float64
 	var n int
 	for _, r := range rows {
 		cond := bundle.Conditions(r.Key)
 		if r.Missing {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Rows)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\tno predictor\t\t\t\t\t\t\t\t\t\n", r.Key.Op, r.Key.TP, cond, r.Rows)
 			continue
 		}
 		sum, n = sum+r.Stats.MAPE, n+1
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.2f\t%s\t%d\t\n", r.Key.Op, r.Key.TP, cond, r.Rows,
-			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, r.CV.MAPE, bundle.PctNum(r.Holdout), r.Dropped)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%s\t%s\t%.2f\t\n", r.Key.Op, r.Key.TP, cond, r.Rows, r.Model,
+			r.Stats.MAPE, r.Stats.P50, r.Stats.P90, r.Stats.Max, r.Extrapolated, bundle.PctNum(r.CV), bundle.PctNum(r.Holdout), r.NoiseFloorPct)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if n > 0 {
-		_, err := fmt.Fprintf(w, "mean MAPE over %d predictors: %.2f%% (MAPE: this dataset's rows; CV and holdout: the bundle's own cross-validation)\n", n, sum/float64(n))
+		_, err := fmt.Fprintf(w, "mean MAPE over %d predictors: %.2f%% (MAPE: every row of this dataset; CV and holdout: the bundle's own, grouped by shape; noise floor: the spread of repeated measurements; * a thin key)\n", n, sum/float64(n))
 		return err
 	}
 	return nil

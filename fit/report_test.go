@@ -2,6 +2,7 @@ package fit
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,17 +30,21 @@ func TestReport(t *testing.T) {
 		if r.Missing || r.Rows == 0 || r.Stats.Rows == 0 {
 			t.Errorf("%s: missing=%v rows=%d scored=%d", r.Key, r.Missing, r.Rows, r.Stats.Rows)
 		}
-		// In-sample error of rows that were kept is small; the table
-		// also counts dropped rows, so bound it loosely.
-		if r.Dropped == 0 && r.Stats.MAPE > 25 {
-			t.Errorf("%s: in-sample MAPE %.1f%%", r.Key, r.Stats.MAPE)
+		// The report on the training data is the bundle's all-rows
+		// error: every row, nothing left out.
+		p, _ := b.Predictor(r.Key)
+		if m := p.Meta().AllRows; m.Rows != r.Stats.Rows || math.Abs(m.MAPE-r.Stats.MAPE) > 1e-9 {
+			t.Errorf("%s: report MAPE %.4f%% on %d rows, bundle's all-rows %.4f%% on %d", r.Key, r.Stats.MAPE, r.Stats.Rows, m.MAPE, m.Rows)
+		}
+		if r.Stats.MAPE > r.NoiseFloorPct+25 {
+			t.Errorf("%s: in-sample MAPE %.1f%% (noise floor %.1f%%)", r.Key, r.Stats.MAPE, r.NoiseFloorPct)
 		}
 	}
 	var out bytes.Buffer
 	if err := WriteReport(&out, rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"OPERATOR", "MAPE %", "HOLDOUT MAPE %", "attn_prefill", "moe_grouped_gemm", "mean MAPE over"} {
+	for _, want := range []string{"OPERATOR", "MAPE %", "HOLDOUT MAPE %", "NOISE FLOOR %", "attn_prefill", "moe_grouped_gemm", "mean MAPE over"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

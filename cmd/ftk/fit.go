@@ -25,10 +25,19 @@ Each predictor is a random forest (quantile-binned splits, bootstrap samples, tr
 in parallel, deterministic for --seed) beside a physical fallback: a non-negative
 linear model of the operator's FLOPs and bytes. A small search picks, by k-fold
 cross-validation, the target (log of the ratio to the fallback, or log time) and the
-minimum leaf size; a held-out split is scored separately. Queries outside the
-sampled domain use the fallback and are counted. Conflicting rows (a shape measured
-twice with times more than 25% apart, mixed-batch variants that disagree with the
-single-sequence rows) are left out and listed.
+minimum leaf size; a held-out split is scored separately. Folds and holdout group the
+measurements of one shape. Queries outside the sampled domain use the fallback and
+are counted.
+
+Every row is kept. Repeated measurements of a shape are samples (--repeats all, each
+weighted so a shape measured 20 times weighs as much as one measured once; or
+--repeats median); their spread is reported as the noise floor beside the errors,
+and sweeps more than 25% apart are listed with their ratio. A key with fewer shapes
+than a forest needs gets the forest pooled over its operator's keys or the physical
+fallback, whichever cross-validates better, and is marked; the conditions keys differ
+in (TP, EP, experts, gating context, routing path, group size) split predictors or
+become features of the pooled forest, decided by cross-validation per key. The table
+gives the error on all rows of the dataset beside CV, holdout and noise floor.
 
 --check-coverage compares the query domain of a simulation (--model, --tp/--ep/--pp,
 engine limits) with every predictor's sampled domain, prints a per-operator table and
@@ -51,6 +60,7 @@ Examples:
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
 			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
 			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
+			&cli.StringFlag{Name: "repeats", Value: bundle.RepeatsAll, Usage: "repeated measurements of a shape: all (each weighted 1/repeats) or median"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
 			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},
 			&cli.IntFlag{Name: "max-num-batched-tokens", Value: 8192, Usage: "coverage: engine token budget per step"},
@@ -90,7 +100,10 @@ Examples:
 				if ts, err = fit.FromDataset(ds, meas); err != nil {
 					return err
 				}
-				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Log: errw}
+				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Repeats: cmd.String("repeats"), Log: errw}
+				if r := opt.Repeats; r != bundle.RepeatsAll && r != bundle.RepeatsMedian {
+					return usageError("--repeats %q: use %s or %s", r, bundle.RepeatsAll, bundle.RepeatsMedian)
+				}
 				if name := cmd.String("model"); name != "" {
 					if opt.Model, err = spec.LookupModel(name); err != nil {
 						return err

@@ -22,7 +22,7 @@ func TestFitCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"model bundle: device h800, model qwen3-30b-a3b-tiny, CUDA_EVENT", "CV MAPE %", "wrote " + bundle, "mean MAPE over"} {
+	for _, want := range []string{"model bundle: device h800, model qwen3-30b-a3b-tiny, CUDA_EVENT", "CV MAPE %", "ALL ROWS MAPE %", "NOISE FLOOR %", "wrote " + bundle, "mean MAPE over"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("fit output lacks %q:\n%s", want, out)
 		}
@@ -56,6 +56,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", ds, "-o", bundle, "--measurement", "HOST_WALL"}, 1, "no HOST_WALL samples (it has CUDA_EVENT, KERNEL_ONLY)"},
 		{[]string{"fit", filepath.Join(dir, "nope"), "-o", bundle}, 1, "not an ftk profile dataset"},
 		{[]string{"fit", "--bundle", ds, "--check-coverage"}, 1, "load bundle"},
+		{[]string{"fit", ds, "-o", bundle, "--repeats", "fastest"}, 2, `--repeats "fastest": use all or median`},
 	} {
 		_, errOut, code := ftk(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The anchors' predictor on ftk's folds, for comparison with ftk fit.
 
-Reads the CSV that ftk's benchmark exports (one row per sample: key, fold,
+Reads the CSV that ftk's benchmark exports (one row per sample, every
+repeat and variant kept: key, fold (folds group a shape's repeats),
 the anchor features f0..fN, the median time in ms) and, per key, trains
 scikit-learn's RandomForestRegressor the way Vidur/Frontier train it
 (n_estimators=250, random_state=0, all other arguments default; features:
@@ -39,7 +40,8 @@ def main(path):
             m = RandomForestRegressor(n_estimators=250, random_state=0, n_jobs=-1)
             m.fit(X[~test], y[~test])
             pred[test] = m.predict(X[test])
-        w.writerow([key, "%.4f" % (100 * np.mean(np.abs(pred - y) / y))])
+        pos = y > 0  # rows of 0 ms have no percentage error
+        w.writerow([key, "%.4f" % (100 * np.mean(np.abs(pred[pos] - y[pos]) / y[pos]))])
 
 
 if __name__ == "__main__":

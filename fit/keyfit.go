@@ -1,0 +1,209 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// keyFit is one operator key during a fit: its rows, folds and holdout,
+// the cross-validated predictions of every model it could use, and at the
+// end its chosen model.
+type keyFit struct {
+	si   shapeInfo
+	seed uint64
+	meta *bundle.PredictorMeta
+	// all are the key's rows of positive time (every measurement); rows
+	// those trained on (all, or a median per shape) with weights w.
+	all  []Row
+	rows []Row
+	w    []float64
+	// train and hold split rows by shape; folds (k of them) split train
+	// by shape.
+	train, hold []Row
+	tw          []float64
+	folds       []int
+	k           int
+	// own is the best own-forest candidate and its out-of-fold
+	// predictions on train (nil when the key is too thin); fb the
+	// fallback's.
+	own     *bundle.SearchResult
+	ownPred []float64
+	fbPred  []float64
+	// zero: every row took 0 ms; final is the chosen model.
+	zero  bool
+	final *bundle.Model
+}
+
+// newKeyFit checks the rows of one key and prepares its folds and holdout.
+func newKeyFit(arch *spec.Model, o OpRows, opt Options) (*keyFit, error) {
+	names := spec.OpFeatures(o.Key.Op)
+	op, note := bundle.OpShape(arch, o.Key)
+	kf := &keyFit{si: shapeInfo{key: o.Key, op: op, note: note, names: names}, seed: keySeed(opt.Seed, o.Key.String())}
+	if len(names) > bundle.MaxFeatures {
+		return nil, fmt.Errorf("fit: %s has %d features, at most %d", o.Key, len(names), bundle.MaxFeatures)
+	}
+	for _, r := range o.Rows {
+		if len(r.X) != len(names) {
+			return nil, fmt.Errorf("fit: %s:%d: %s has %d features, want %d (%s)", r.Source, r.Line, o.Key, len(r.X), len(names), strings.Join(names, ", "))
+		}
+		for j, v := range r.X {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("fit: %s:%d: %s feature %s is %v", r.Source, r.Line, o.Key, names[j], v)
+			}
+		}
+		if !(r.TimeMs >= 0) || math.IsInf(r.TimeMs, 0) {
+			return nil, fmt.Errorf("fit: %s:%d: %s time %v ms is not a time", r.Source, r.Line, o.Key, r.TimeMs)
+		}
+	}
+	if len(o.Rows) == 0 {
+		return nil, fmt.Errorf("fit: %s has no rows; leave the key out of the training set", o.Key)
+	}
+	pos, zero := positiveRows(o.Rows)
+	if len(pos) == 0 {
+		meta, m, err := zeroPredictor(o.Key, names, zero)
+		if err != nil {
+			return nil, err
+		}
+		kf.meta, kf.final, kf.zero = meta, m, true
+		return kf, nil
+	}
+	kf.all = pos
+	kf.rows = pos
+	if opt.Repeats == bundle.RepeatsMedian {
+		kf.rows = medianRows(pos)
+	}
+	kf.w = repeatWeights(kf.rows)
+	kf.meta = &bundle.PredictorMeta{Key: o.Key, Features: names, ForestFeatures: bundle.ForestFeatures(o.Key.Op).Names(),
+		Domain: featureDomains(names, pos), Rows: len(o.Rows), TrainRows: len(kf.rows), Dropped: []bundle.Dropped{},
+		Repeats: repeatStats(pos), Search: []bundle.SearchResult{}, Choices: []bundle.ModelChoice{}}
+	if len(zero) > 0 {
+		kf.meta.Dropped = append(kf.meta.Dropped, bundle.Dropped{Reason: bundle.DropZero, Group: zero[0].Group, Rows: len(zero), Lines: firstLines(zero)})
+	}
+	var err error
+	if kf.meta.PrimaryGroup, kf.meta.Groups, err = groupRatios(kf.si, pos, kf.seed); err != nil {
+		return nil, err
+	}
+	kf.splitHoldout(opt)
+	return kf, nil
+}
+
+// splitHoldout holds out a fraction of the shapes when there are enough
+// left to search on, and deals the rest into grouped folds.
+func (kf *keyFit) splitHoldout(opt Options) {
+	id, n := shapes(kf.rows)
+	nh := 0
+	if n >= 2*opt.MinShapes {
+		nh = max(1, int(math.Round(opt.HoldoutFraction*float64(n))))
+	}
+	perm := rand.New(rand.NewPCG(kf.seed^0x686f6c64, 0x666f6c6473)).Perm(n)
+	for i, r := range kf.rows {
+		if perm[id[i]] < nh {
+			kf.hold = append(kf.hold, r)
+			continue
+		}
+		kf.train = append(kf.train, r)
+		if kf.w != nil {
+			kf.tw = append(kf.tw, kf.w[i])
+		}
+	}
+	kf.k = min(opt.Folds, n-nh)
+	kf.folds = groupedFolds(kf.train, kf.k, kf.seed)
+}
+
+// trainShapes is the number of distinct shapes searched on.
+func (kf *keyFit) trainShapes() int {
+	_, n := shapes(kf.train)
+	return n
+}
+
+// searchOwn cross-validates the candidates of a forest of the key's own
+// (when it has MinShapes shapes to search on) and the fallback alone.
+func (kf *keyFit) searchOwn(opt Options) error {
+	if kf.zero {
+		return nil
+	}
+	if kf.k >= 2 {
+		kf.fbPred = fallbackCV(kf.si, kf.train, kf.tw, kf.folds, kf.k)
+		kf.meta.FallbackCV = errorStats(kf.fbPred, kf.train)
+	}
+	if kf.trainShapes() < opt.MinShapes {
+		return nil
+	}
+	best := math.Inf(1)
+	for _, c := range candidates(opt.Trees, kf.seed) {
+		pred, err := crossValidate(kf.si, kf.train, kf.tw, kf.folds, kf.k, c.Target, c.Params, opt.Workers)
+		if err != nil {
+			return err
+		}
+		c.CVMAPE = errorStats(pred, kf.train).MAPE
+		kf.meta.Search = append(kf.meta.Search, c)
+		if c.CVMAPE < best {
+			best, kf.ownPred = c.CVMAPE, pred
+			own := c
+			kf.own = &own
+		}
+	}
+	return nil
+}
+
+// cvOf scores out-of-fold predictions on the key's training rows: NaN when
+// any row has none.
+func (kf *keyFit) cvOf(pred []float64) float64 {
+	if pred == nil {
+		return math.NaN()
+	}
+	for _, p := range pred {
+		if math.IsNaN(p) {
+			return math.NaN()
+		}
+	}
+	return errorStats(pred, kf.train).MAPE
+}
+
+// fallbackModel is the physical fallback alone, fitted on rows: a
+// log-ratio model whose forest is one leaf of 0.
+func (kf *keyFit) fallbackModel(rows []Row, w []float64) (*bundle.Model, error) {
+	xs := make([][]float64, len(rows))
+	y := make([]float64, len(rows))
+	minY := math.Inf(1)
+	for i, r := range rows {
+		xs[i], y[i] = r.X, r.TimeMs
+		minY = math.Min(minY, r.TimeMs)
+	}
+	fb, err := fitFallback(kf.si.op, kf.si.note, kf.si.names, xs, y, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fallback: %w", kf.si.key, err)
+	}
+	f := &bundle.Forest{Nodes: []bundle.Node{{Thr: 0, Feat: -1}}, Roots: []int32{0}, NFeat: len(kf.si.names)}
+	return bundle.NewModel(bundle.TargetLogRatio, fb, minY/10, bundle.ForestFeatures(kf.si.key.Op), f), nil
+}
+
+// holdoutStats scores predict on the held-out rows.
+func (kf *keyFit) holdoutStats(predict func(x []float64) float64) bundle.ErrorStats {
+	if len(kf.hold) == 0 {
+		return bundle.ErrorStats{}
+	}
+	hp := make([]float64, len(kf.hold))
+	for i, r := range kf.hold {
+		hp[i] = predict(r.X)
+	}
+	return errorStats(hp, kf.hold)
+}
+
+// finish records the final model (which learned target) and its error on
+// every row of the key.
+func (kf *keyFit) finish(m *bundle.Model, target string) {
+	kf.final = m
+	pred := make([]float64, len(kf.all))
+	for i, r := range kf.all {
+		pred[i] = m.Predict(r.X)
+	}
+	kf.meta.AllRows = errorStats(pred, kf.all)
+	kf.meta.Fallback, kf.meta.FloorMs, kf.meta.Nodes = *m.Fallback(), m.FloorMs(), len(m.Forest().Nodes)
+	kf.meta.Target = target
+}

@@ -1,0 +1,353 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// condition is one part of an operator key beyond the operator and the
+// measurement type: a pooled forest splits on it as a feature.
+type condition struct {
+	name string
+	num  func(k spec.OpKey) float64 // numeric conditions
+	str  func(k spec.OpKey) string  // categorical ones (coded by sorted rank)
+}
+
+// keyConditions are the conditions a key can carry (spec.OpKey).
+var keyConditions = []condition{
+	{name: "tp", num: func(k spec.OpKey) float64 { return float64(k.TP) }},
+	{name: "ep", num: func(k spec.OpKey) float64 { return float64(k.EP) }},
+	{name: "local_experts", num: func(k spec.OpKey) float64 { return float64(k.LocalExperts) }},
+	{name: "gating_context", str: func(k spec.OpKey) string { return k.GatingContext }},
+	{name: "routing_path", str: func(k spec.OpKey) string { return k.RoutingPath }},
+	{name: "workers", num: func(k spec.OpKey) float64 { return float64(k.Workers) }},
+	{name: "cross_node", num: func(k spec.OpKey) float64 {
+		if k.CrossNode {
+			return 1
+		}
+		return 0
+	}},
+}
+
+// conditionFeatures returns the names of the conditions the keys differ in
+// and, per key, its values of them (categories coded by their rank among
+// the keys' values).
+func conditionFeatures(keys []spec.OpKey) ([]string, [][]float64) {
+	var names []string
+	vals := make([][]float64, len(keys))
+	for _, c := range keyConditions {
+		col := make([]float64, len(keys))
+		if c.str != nil {
+			var cats []string
+			for _, k := range keys {
+				cats = append(cats, c.str(k))
+			}
+			slices.Sort(cats)
+			cats = slices.Compact(cats)
+			for i, k := range keys {
+				col[i] = float64(slices.Index(cats, c.str(k)))
+			}
+		} else {
+			for i, k := range keys {
+				col[i] = c.num(k)
+			}
+		}
+		if slices.Min(col) == slices.Max(col) {
+			continue
+		}
+		names = append(names, c.name)
+		for i := range keys {
+			vals[i] = append(vals[i], col[i])
+		}
+	}
+	return names, vals
+}
+
+// families groups the keys with positive rows by operator, in key order.
+func families(kfs []*keyFit) [][]*keyFit {
+	var out [][]*keyFit
+	at := map[string]int{}
+	for _, kf := range kfs {
+		if kf.zero {
+			continue
+		}
+		op := kf.si.key.Op
+		i, ok := at[op]
+		if !ok {
+			i = len(out)
+			at[op] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], kf)
+	}
+	return out
+}
+
+// pooledCandidates is the search of a pooled forest: log time (the keys'
+// fallbacks differ, so no common ratio), two leaf sizes.
+func pooledCandidates(trees int, seed uint64) []bundle.SearchResult {
+	return []bundle.SearchResult{
+		{Target: bundle.TargetLog, Params: bundle.ForestParams{Trees: trees, MaxDepth: maxDepth, MinLeaf: 1, MaxFeatures: 1, Seed: seed}},
+		{Target: bundle.TargetLog, Params: bundle.ForestParams{Trees: trees, MaxDepth: maxDepth, MinLeaf: 3, MaxFeatures: 1, Seed: seed}},
+	}
+}
+
+// pooledRows stacks the rows of the keys (part picks train, hold or every
+// row of each) with the keys' condition values appended to the features.
+func pooledRows(fam []*keyFit, vals [][]float64, part func(kf *keyFit) ([]Row, []float64), keep func(i, j int) bool) (x [][]float64, y, w []float64) {
+	for i, kf := range fam {
+		rows, rw := part(kf)
+		for j, r := range rows {
+			if keep != nil && !keep(i, j) {
+				continue
+			}
+			x = append(x, append(slices.Clip(r.X), vals[i]...))
+			y = append(y, math.Log(r.TimeMs))
+			if rw != nil {
+				w = append(w, rw[j])
+			} else {
+				w = append(w, 1)
+			}
+		}
+	}
+	return x, y, w
+}
+
+func trainPart(kf *keyFit) ([]Row, []float64) { return kf.train, kf.tw }
+func allPart(kf *keyFit) ([]Row, []float64)   { return kf.rows, kf.w }
+
+// pooledSearch cross-validates the pooled candidates on the keys' training
+// rows, every key keeping its own folds, and returns the best candidate
+// with its out-of-fold predictions per key.
+func pooledSearch(fam []*keyFit, vals [][]float64, opt Options) (bundle.SearchResult, [][]float64, error) {
+	seed := keySeed(opt.Seed, "pooled "+fam[0].si.key.Op)
+	var best bundle.SearchResult
+	var bestPred [][]float64
+	bestMAPE := math.Inf(1)
+	for _, c := range pooledCandidates(opt.Trees, seed) {
+		pred := make([][]float64, len(fam))
+		for i, kf := range fam {
+			pred[i] = make([]float64, len(kf.train))
+			for j := range pred[i] {
+				pred[i][j] = math.NaN()
+			}
+		}
+		for f := 0; f < opt.Folds; f++ {
+			x, y, w := pooledRows(fam, vals, trainPart, func(i, j int) bool { return fam[i].folds[j] != f })
+			if len(x) == 0 {
+				continue
+			}
+			forest, err := trainForest(x, y, w, c.Params, opt.Workers)
+			if err != nil {
+				return best, nil, fmt.Errorf("pooled %s: %w", fam[0].si.key.Op, err)
+			}
+			for i, kf := range fam {
+				for j, r := range kf.train {
+					if kf.folds[j] == f {
+						pred[i][j] = math.Exp(forest.Predict(append(slices.Clip(r.X), vals[i]...)))
+					}
+				}
+			}
+		}
+		var sum float64
+		var n int
+		for i, kf := range fam {
+			for j, r := range kf.train {
+				if math.IsNaN(pred[i][j]) {
+					sum = math.Inf(1)
+				}
+				sum += math.Abs(pred[i][j]-r.TimeMs) / r.TimeMs
+				n++
+			}
+		}
+		if m := sum / float64(n); m < bestMAPE || bestPred == nil {
+			best, bestPred, bestMAPE = c, pred, m
+		}
+	}
+	return best, bestPred, nil
+}
+
+// fitFamily decides, key by key, between a forest of the key's own, the
+// forest pooled over the operator's keys (their conditions as features)
+// and the fallback alone, by cross-validated error on the key's rows; then
+// scores the choice on the holdout and trains the final models.
+func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
+	keys := make([]spec.OpKey, len(fam))
+	for i, kf := range fam {
+		keys[i] = kf.si.key
+	}
+	conds, vals := conditionFeatures(keys)
+	choice := bundle.ConditionChoice{Op: keys[0].Op, Conditions: conds, Keys: len(fam)}
+	if conds == nil {
+		choice.Conditions = []string{}
+	}
+	var pc bundle.SearchResult
+	var ppred [][]float64
+	if len(fam) >= 2 && len(conds) > 0 {
+		var err error
+		if pc, ppred, err = pooledSearch(fam, vals, opt); err != nil {
+			return choice, err
+		}
+	}
+	var holdForest, finalForest *bundle.Forest
+	pooledForest := func(part func(*keyFit) ([]Row, []float64)) (*bundle.Forest, error) {
+		x, y, w := pooledRows(fam, vals, part, nil)
+		return trainForest(x, y, w, pc.Params, opt.Workers)
+	}
+	for i, kf := range fam {
+		m := kf.meta
+		own, pooled, fb := math.NaN(), math.NaN(), kf.cvOf(kf.fbPred)
+		if kf.own != nil {
+			own = kf.cvOf(kf.ownPred)
+			m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelForest, Target: kf.own.Target, CVMAPE: own})
+		}
+		if ppred != nil {
+			pooled = kf.cvOf(ppred[i])
+			m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelPooled, Target: pc.Target, CVMAPE: pooled})
+		}
+		m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelFallback, Target: bundle.TargetLogRatio, CVMAPE: fb})
+		m.Model = bundle.ModelFallback
+		best := math.Inf(1)
+		for _, c := range m.Choices {
+			if c.CVMAPE < best {
+				best, m.Model = c.CVMAPE, c.Model
+			}
+		}
+		if kf.own == nil {
+			m.Note = thinNote(kf, opt, m, len(fam))
+		}
+		var final *bundle.Model
+		var err error
+		switch m.Model {
+		case bundle.ModelForest:
+			m.CV, m.Params = errorStats(kf.ownPred, kf.train), kf.own.Params
+			choice.Forest++
+			if len(kf.hold) > 0 {
+				hm, err := trainModel(kf.si, kf.train, kf.tw, kf.own.Target, kf.own.Params, opt.Workers)
+				if err != nil {
+					return choice, err
+				}
+				m.Holdout = kf.holdoutStats(hm.Predict)
+			}
+			final, err = trainModel(kf.si, kf.rows, kf.w, kf.own.Target, kf.own.Params, opt.Workers)
+		case bundle.ModelPooled:
+			m.CV, m.Params = errorStats(ppred[i], kf.train), pc.Params
+			choice.Pooled++
+			if len(kf.hold) > 0 {
+				if holdForest == nil {
+					if holdForest, err = pooledForest(trainPart); err != nil {
+						return choice, err
+					}
+				}
+				m.Holdout = kf.holdoutStats(func(x []float64) float64 { return math.Exp(holdForest.Predict(append(slices.Clip(x), vals[i]...))) })
+			}
+			if finalForest == nil {
+				if finalForest, err = pooledForest(allPart); err != nil {
+					return choice, err
+				}
+			}
+			var fbm *bundle.Model
+			if fbm, err = kf.fallbackModel(kf.rows, kf.w); err == nil {
+				final = bundle.NewModel(bundle.TargetLog, fbm.Fallback(), fbm.FloorMs(), bundle.ForestFeatures(kf.si.key.Op),
+					specialize(finalForest, len(kf.si.names), vals[i]))
+			}
+			m.Pooled = &bundle.Pooled{Conditions: conds, Values: vals[i], Keys: keys, Target: pc.Target, Params: pc.Params}
+			for _, o := range fam {
+				m.Pooled.Rows += len(o.rows)
+			}
+		default:
+			if kf.fbPred != nil {
+				m.CV = errorStats(kf.fbPred, kf.train)
+			}
+			m.Params = bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}
+			choice.Fallback++
+			if len(kf.hold) > 0 {
+				hm, err := kf.fallbackModel(kf.train, kf.tw)
+				if err != nil {
+					return choice, err
+				}
+				m.Holdout = kf.holdoutStats(hm.Predict)
+			}
+			final, err = kf.fallbackModel(kf.rows, kf.w)
+		}
+		if err != nil {
+			return choice, err
+		}
+		target := bundle.TargetLogRatio
+		switch m.Model {
+		case bundle.ModelForest:
+			target = kf.own.Target
+		case bundle.ModelPooled:
+			target = pc.Target
+		}
+		kf.finish(final, target)
+	}
+	return choice, nil
+}
+
+// thinNote says why a key has no forest of its own and what answers it.
+func thinNote(kf *keyFit, opt Options, m *bundle.PredictorMeta, famKeys int) string {
+	_, n := shapes(kf.rows)
+	var alts []string
+	for _, c := range m.Choices {
+		alts = append(alts, fmt.Sprintf("%s cv %s", c.Model, pctNaN(c.CVMAPE)))
+	}
+	why := fmt.Sprintf("thin key: %d rows of %d shapes, fewer than the %d shapes a forest of its own needs", len(kf.all), n, opt.MinShapes)
+	if famKeys < 2 {
+		why += fmt.Sprintf(" and no other %s key to pool with", kf.si.key.Op)
+	}
+	return fmt.Sprintf("%s; answered by the %s (%s)", why, m.Model, strings.Join(alts, ", "))
+}
+
+func pctNaN(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", v)
+}
+
+// specialize returns the forest f (on d base features followed by the
+// condition features) with the conditions fixed at cond: every split on a
+// condition is resolved, leaving a forest on the base features that
+// predicts exactly what f predicts at cond.
+func specialize(f *bundle.Forest, d int, cond []float64) *bundle.Forest {
+	out := &bundle.Forest{NFeat: d, Roots: make([]int32, len(f.Roots))}
+	resolve := func(i int32) int32 {
+		for {
+			n := f.Nodes[i]
+			if int(n.Feat) < d {
+				return i
+			}
+			if cond[int(n.Feat)-d] <= n.Thr {
+				i = n.Left
+			} else {
+				i = n.Left + 1
+			}
+		}
+	}
+	var emit func(src, at int32)
+	emit = func(src, at int32) {
+		n := f.Nodes[resolve(src)]
+		if n.Feat < 0 {
+			out.Nodes[at] = n
+			return
+		}
+		left := int32(len(out.Nodes))
+		out.Nodes = append(out.Nodes, bundle.Node{}, bundle.Node{})
+		out.Nodes[at] = bundle.Node{Thr: n.Thr, Feat: n.Feat, Left: left}
+		emit(n.Left, left)
+		emit(n.Left+1, left+1)
+	}
+	for t, r := range f.Roots {
+		at := int32(len(out.Nodes))
+		out.Nodes = append(out.Nodes, bundle.Node{})
+		out.Roots[t] = at
+		emit(r, at)
+	}
+	return out
+}
