@@ -17,9 +17,13 @@ type Calibration struct {
 	// processing; a CPU-overhead profile or the default host model) with
 	// this figure, milliseconds, spent before the forward pass.
 	HostMsPerStep float64 `json:"host_ms_per_step" yaml:"host_ms_per_step"`
-	// LaunchUs replaces the device's per-kernel launch cost when positive,
-	// microseconds.
-	LaunchUs float64 `json:"launch_us" yaml:"launch_us"`
+	// HostSpeed multiplies every host issue cost (the CPU timeline of the
+	// forward pass) when positive: above 1 the host is slower than the
+	// issue costs say (a busier or older CPU), below 1 faster.
+	HostSpeed float64 `json:"host_speed,omitempty" yaml:"host_speed,omitempty"`
+	// IssueScale multiplies the issue cost of one kernel kind (aten,
+	// custom, triton, attention, collective; spec.KernelKind).
+	IssueScale map[string]float64 `json:"issue_scale,omitempty" yaml:"issue_scale,omitempty"`
 	// FamilyScale multiplies the device time of an operator family
 	// (linear_op, attention, moe, collective).
 	FamilyScale map[string]float64 `json:"family_scale,omitempty" yaml:"family_scale,omitempty"`
@@ -46,8 +50,21 @@ var scaledFamilies = []spec.Family{spec.FamilyLinear, spec.FamilyAttention, spec
 
 // Validate checks that every figure is usable.
 func (c *Calibration) Validate() error {
-	if c.HostMsPerStep < 0 || c.LaunchUs < 0 {
-		return fmt.Errorf("calibration: host_ms_per_step (%g) and launch_us (%g) must not be negative", c.HostMsPerStep, c.LaunchUs)
+	if c.HostMsPerStep < 0 || c.HostSpeed < 0 {
+		return fmt.Errorf("calibration: host_ms_per_step (%g) and host_speed (%g) must not be negative", c.HostMsPerStep, c.HostSpeed)
+	}
+	kinds := make([]string, 0, len(c.IssueScale))
+	for k := range c.IssueScale {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		if _, ok := kernelKindOf(k); !ok {
+			return fmt.Errorf("calibration: issue_scale names unknown kernel kind %q (known: %v)", k, spec.KernelKinds())
+		}
+		if s := c.IssueScale[k]; !(s > 0) {
+			return fmt.Errorf("calibration: issue_scale[%s] must be positive, got %g", k, s)
+		}
 	}
 	names := make([]string, 0, len(c.FamilyScale))
 	for f := range c.FamilyScale {
@@ -67,6 +84,28 @@ func (c *Calibration) Validate() error {
 		}
 	}
 	return nil
+}
+
+// kernelKindOf resolves a kernel kind's name.
+func kernelKindOf(name string) (spec.KernelKind, bool) {
+	for _, k := range spec.KernelKinds() {
+		if k.String() == name {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// applyIssue applies the host speed and per-kind scales to issue costs.
+func (c *Calibration) applyIssue(costs *spec.IssueCosts) {
+	if c.HostSpeed > 0 {
+		costs.Scale(c.HostSpeed)
+	}
+	for name, s := range c.IssueScale {
+		if k, ok := kernelKindOf(name); ok {
+			costs.KernelUs[k] *= s
+		}
+	}
 }
 
 // scale returns the factor for family f (1 when not calibrated).

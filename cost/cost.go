@@ -2,9 +2,12 @@ package cost
 
 // Component is one part of an engine step's time on one pipeline stage.
 // Device components run on the GPU and add up; the launch and host
-// components are CPU time (DESIGN section 2):
+// components are CPU time (DESIGN section 2). The forward pass runs on two
+// timelines: the host issues ops (launch: the CPU issue time of the
+// forward, module and dispatcher Python included), the GPU runs each once
+// issued and the one before it done; ForwardMs is when the GPU finishes:
 //
-//	step = host_before + max(device, launch) + host_after
+//	step = host_before + forward + host_after,  forward >= max(device, launch)
 type Component uint8
 
 // The components of a step.
@@ -15,7 +18,7 @@ const (
 	CompTPComm                      // TP all-reduce
 	CompEPComm                      // EP dispatch and combine
 	CompPPComm                      // activation send to the next pipeline stage
-	CompLaunch                      // host time launching kernels
+	CompLaunch                      // host time issuing the forward pass (Python, dispatcher, kernel launches)
 	CompHostBefore                  // host work before the forward pass (scheduling, input preparation)
 	CompHostAfter                   // host work after it (sampling, output processing)
 	NumComponents
@@ -31,6 +34,10 @@ func (c Component) String() string { return componentNames[c] }
 // StepCost is the time of one step on one stage, by component.
 type StepCost struct {
 	Ms [NumComponents]float64
+	// ForwardMs is when the GPU finishes the forward pass, counted from its
+	// first issue: the end of the two timelines. Zero means the cost model
+	// has no timeline and the forward is max(device, launch).
+	ForwardMs float64
 	// Kernels is the number of GPU kernels the step runs.
 	Kernels int
 	// Graph is set when the step replays CUDA graphs (full or piecewise).
@@ -46,12 +53,13 @@ func (c *StepCost) DeviceMs() float64 {
 	return d
 }
 
-// GPUMs is the forward pass: the device time, or the launches when the
-// host cannot issue kernels as fast as the GPU runs them.
-func (c *StepCost) GPUMs() float64 { return max(c.DeviceMs(), c.Ms[CompLaunch]) }
+// GPUMs is the forward pass: the end of the CPU and GPU timelines, never
+// shorter than the device time or the host issue time.
+func (c *StepCost) GPUMs() float64 {
+	return max(c.ForwardMs, c.DeviceMs(), c.Ms[CompLaunch])
+}
 
-// TotalMs is the step's wall time: host_before + max(device, launch) +
-// host_after.
+// TotalMs is the step's wall time: host_before + forward + host_after.
 func (c *StepCost) TotalMs() float64 {
 	return c.Ms[CompHostBefore] + c.GPUMs() + c.Ms[CompHostAfter]
 }
@@ -61,35 +69,36 @@ func (c *StepCost) TotalMs() float64 {
 // overlap (the stage ran a step right up to this one), scheduling and
 // input preparation of this step ran during the previous forward pass and
 // output processing runs during the next, so host time shows only where
-// it exceeds the forward pass: max(forward, host_before + host_after).
-// After an idle stage nothing hides host_before: host_before +
-// max(forward, host_after). Without overlap it is TotalMs.
+// the host, which also issues the forward, is the slower timeline:
+// max(forward, host_before + launch + host_after). After an idle stage
+// nothing hides host_before: host_before + max(forward, host_after).
+// Without overlap it is TotalMs.
 func (c *StepCost) WallMs(async, overlap bool) float64 {
 	g, hb, ha := c.GPUMs(), c.Ms[CompHostBefore], c.Ms[CompHostAfter]
 	switch {
 	case !async:
 		return hb + g + ha
 	case overlap:
-		return max(g, hb+ha)
+		return max(g, hb+c.Ms[CompLaunch]+ha)
 	}
 	return hb + max(g, ha)
 }
 
 // Attribute splits the step's wall time (WallMs) over the components:
-// device components at their time, launch at what it adds beyond the
-// device time (host-bound steps), host parts at what the forward pass does
-// not hide. The parts add up to WallMs.
+// device components at their time, launch at what the forward adds beyond
+// the device time (the host issuing slower than the GPU runs), host parts
+// at what the forward pass does not hide. The parts add up to WallMs.
 func (c *StepCost) Attribute(async, overlap bool, out *[NumComponents]float64) {
 	copy(out[:NumDeviceComponents], c.Ms[:NumDeviceComponents])
 	d := c.DeviceMs()
-	out[CompLaunch] = max(0, c.Ms[CompLaunch]-d)
 	g, hb, ha := c.GPUMs(), c.Ms[CompHostBefore], c.Ms[CompHostAfter]
+	out[CompLaunch] = g - d
 	switch {
 	case !async:
 		out[CompHostBefore], out[CompHostAfter] = hb, ha
 	case overlap:
-		if h := hb + ha; h > g {
-			out[CompHostBefore], out[CompHostAfter] = (h-g)*hb/h, (h-g)*ha/h
+		if w := c.WallMs(async, overlap); w > g && hb+ha > 0 {
+			out[CompHostBefore], out[CompHostAfter] = (w-g)*hb/(hb+ha), (w-g)*ha/(hb+ha)
 		} else {
 			out[CompHostBefore], out[CompHostAfter] = 0, 0
 		}

@@ -41,10 +41,13 @@ type CostModelReport struct {
 	// ExecutionMode is eager, cuda-graph or piecewise; MaxCaptureSize the
 	// largest batch a CUDA graph replays.
 	ExecutionMode  string  `json:"execution_mode"`
-	MaxCaptureSize int     `json:"max_cudagraph_capture_size,omitempty"`
-	LaunchUs       float64 `json:"launch_us"`
-	// LaunchNote says how the launch term is formed.
-	LaunchNote string `json:"launch_note"`
+	MaxCaptureSize int `json:"max_cudagraph_capture_size,omitempty"`
+	// LaunchNote says how the CPU timeline of the forward is formed;
+	// IssueNote where its per-kind issue costs come from, IssueCosts the
+	// figures.
+	LaunchNote string          `json:"launch_note"`
+	IssueNote  string          `json:"issue_note"`
+	IssueCosts spec.IssueCosts `json:"issue_costs"`
 	// HostMsPerStep is the calibrated host time per step (0: modelled).
 	HostMsPerStep float64 `json:"host_ms_per_step"`
 	// HostSource is calibration, profile or default; HostNote gives the
@@ -82,22 +85,27 @@ type MoEReport struct {
 // Report describes the model and the fallbacks and extrapolations so far.
 func (cm *OpCostModel) Report() CostModelReport {
 	r := CostModelReport{Label: cm.label, Measurement: cm.measurement, ExecutionMode: cm.exec,
-		LaunchUs: cm.launchMs * 1e3, HostSource: cm.host.source, HostNote: cm.host.note, GatingContexts: cm.gating}
+		IssueNote: cm.issueNote, IssueCosts: cm.issue.costs, HostSource: cm.host.source, HostNote: cm.host.note, GatingContexts: cm.gating}
 	if cm.host.source == HostFromCalibration {
 		r.HostMsPerStep = cm.host.calibratedMs
 	}
 	if cm.exec != ExecEager {
 		r.MaxCaptureSize = cm.capture.largest()
 	}
-	switch {
-	case cm.measurement == spec.CUDAEvent:
-		r.LaunchNote = "CUDA_EVENT op times include eager launch gaps: no launch term is added"
-	case cm.exec == ExecCUDAGraph:
-		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one CUDA graph launch, batch padded to its capture size; other batches eager: kernels x %g us", cm.capture.largest(), cm.launchMs*1e3)
-	case cm.exec == ExecPiecewise:
-		r.LaunchNote = fmt.Sprintf("batches of up to %d tokens: attention kernels launched eagerly plus one graph launch per piece (layers + 1), tokens padded to the capture size; larger batches eager: kernels x %g us", cm.capture.largest(), cm.launchMs*1e3)
+	st := &cm.issue.stages[0]
+	eagerMs := float64(st.layers)*(st.always+st.decode) + st.prologue + st.epilogue
+	switch cm.exec {
+	case ExecCUDAGraph:
+		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one CUDA graph replay (%.0f us), batch padded to its capture size; other batches issued eagerly (%.2f ms per decode step on stage 0)",
+			cm.capture.largest(), cm.issue.costs.GraphLaunchUs, eagerMs)
+	case ExecPiecewise:
+		r.LaunchNote = fmt.Sprintf("batches of up to %d tokens: one replay per piece (layers + 1, %.0f us each) and attention issued eagerly, tokens padded to the capture size; larger batches eager (%.2f ms per decode step on stage 0)",
+			cm.capture.largest(), cm.issue.costs.PieceLaunchUs, eagerMs)
 	default:
-		r.LaunchNote = fmt.Sprintf("eager: every kernel launched, kernels x %g us; a step is host-bound when launches outrun the GPU", cm.launchMs*1e3)
+		r.LaunchNote = fmt.Sprintf("eager: the host issues every op (%.2f ms per decode step on stage 0) while the GPU runs them; a step is host-bound when issuing outlasts the GPU work", eagerMs)
+	}
+	if cm.measurement == spec.CUDAEvent {
+		r.LaunchNote += "; CUDA_EVENT op times hold their own launch gaps, which overlap the issue timeline rather than add to it"
 	}
 	if cm.model.IsMoE() {
 		r.MoE = cm.moeReport()

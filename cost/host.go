@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -147,4 +148,74 @@ func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after float64) {
 		after = p[hostSampler] + p[hostProcess]
 	}
 	return before, after
+}
+
+// issueCosts resolves the per-kind issue costs of the CPU timeline: from a
+// CPU-overhead profile's issue ops where it has them (HOST_WALL: measured
+// with the GPU queue busy; CPU: the Python and dispatcher part measured on
+// a CPU, to which the device's catalogued kernel launch is added), spec's
+// defaults for the device class otherwise; then the calibration's host
+// speed and per-kind scales.
+func issueCosts(c *OpCostConfig, l spec.Layout) (spec.IssueCosts, string) {
+	costs := spec.DefaultIssueCosts(c.Device)
+	note := costs.Source
+	x := []float64{1, 0, 1}
+	var measured []string
+	for _, op := range spec.IssueOps() {
+		if op == spec.OpIssueLayer {
+			continue // a plain-torch layer: reported by collect, not a cost term
+		}
+		for _, meas := range []string{spec.HostWall, spec.CPUTime} {
+			p := hostPredictor(c, spec.OpKey{Op: op, Measurement: meas, TP: l.TP})
+			if p == nil {
+				continue
+			}
+			us := max(0, p.PredictMs(x)) * 1e3
+			kernel := true
+			switch op {
+			case spec.OpIssueCall:
+				costs.CallUs, kernel = us, false
+			case spec.OpIssueModule:
+				costs.ModuleUs, kernel = us, false
+			case spec.OpIssueGraph:
+				costs.GraphLaunchUs, costs.PieceLaunchUs = us, us
+			default:
+				for _, k := range spec.KernelKinds() {
+					if spec.IssueOpOfKind(k) == op {
+						if meas == spec.CPUTime {
+							us += c.Device.LaunchUs
+						}
+						costs.KernelUs[k] = us
+					}
+				}
+			}
+			label := op
+			if meas == spec.CPUTime && kernel {
+				label += " (CPU-measured + launch)"
+			}
+			measured = append(measured, label)
+			break
+		}
+	}
+	if len(measured) > 0 {
+		note = fmt.Sprintf("CPU-overhead profile: %s measured; the rest from the %s", strings.Join(measured, ", "), costs.Source)
+	}
+	c.Calibration.applyIssue(&costs)
+	if c.Calibration.HostSpeed > 0 || len(c.Calibration.IssueScale) > 0 {
+		note += fmt.Sprintf("; calibrated (host_speed %g, issue_scale %v)", c.Calibration.HostSpeed, c.Calibration.IssueScale)
+	}
+	return costs, note
+}
+
+// hostPredictor finds key k in the host predictors, then the bundle.
+func hostPredictor(c *OpCostConfig, k spec.OpKey) OpPredictor {
+	for _, set := range []PredictorSet{c.HostPredictors, c.Predictors} {
+		if set == nil {
+			continue
+		}
+		if p, ok := set.Predictor(k); ok {
+			return p
+		}
+	}
+	return nil
 }

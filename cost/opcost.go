@@ -49,8 +49,10 @@ type OpCostConfig struct {
 // the router sends the tokens: it is priced per MoE layer and step from a
 // routing draw (moe_tables.go).
 //
-// On top of the device time come the launch term of the execution mode
-// (execmode.go) and the host time (host.go).
+// On top of the device time come the CPU timeline of the forward pass
+// (issue.go, timeline.go: what the host spends issuing each op in the
+// execution mode of execmode.go, overlapped with the GPU) and the host
+// time before and after it (host.go).
 type OpCostModel struct {
 	model       *spec.Model
 	layout      spec.Layout
@@ -58,7 +60,8 @@ type OpCostModel struct {
 	measurement string
 	exec        string
 	capture     captureSizes
-	launchMs    float64
+	issue       *issueModel
+	issueNote   string
 	scale       [NumDeviceComponents]float64
 	stages      []stageModel
 	predictors  bool
@@ -95,9 +98,6 @@ type memoEntry struct {
 type opGroup struct {
 	ops     []pricedOp
 	kernels int
-	// attnKernels are the kernels of attention-family ops, which a
-	// piecewise CUDA graph leaves to eager launches.
-	attnKernels int
 	extrap      []int64
 }
 
@@ -108,8 +108,6 @@ type stageModel struct {
 	routed                           opGroup
 	routers                          []int
 	byTokens, bySeqs, routedByTokens []memoEntry
-	// pieces is the number of piecewise CUDA graph pieces: layers + 1.
-	pieces                           int
 	steps, prefillSteps, decodeSteps int64
 }
 
@@ -119,11 +117,6 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	c.MoE.Resolve()
 	cm := &OpCostModel{model: m, layout: l, roof: spec.Roofline{Device: c.Device}, measurement: spec.KernelOnly,
 		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{}}
-	launchUs := c.Device.LaunchUs
-	if c.Calibration.LaunchUs > 0 {
-		launchUs = c.Calibration.LaunchUs
-	}
-	cm.launchMs = launchUs / 1e3
 	if c.Predictors != nil {
 		cm.measurement = bundleMeasurement(c.Predictors)
 		cm.label = fmt.Sprintf("bundle %s (%s predictors; roofline for ops it lacks)", c.BundleName, cm.measurement)
@@ -145,6 +138,8 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	if cm.host, err = newHostModel(&c, l); err != nil {
 		return nil, err
 	}
+	costs, note := issueCosts(&c, l)
+	cm.issue, cm.issueNote = newIssueModel(m, l, costs), note
 	drawn := m.IsMoE() && c.MoE.Routing != RoutingEven
 	if drawn {
 		if cm.routing, err = newRoutingModel(m, l, &c); err != nil {
@@ -158,7 +153,6 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 			bySeqs:   make([]memoEntry, c.Limits.MaxNumSeqs+1),
 		}
 		lo, hi := l.StageLayers(m, s)
-		st.pieces = hi - lo + 1
 		for i := lo; i < hi; i++ {
 			moeLayer := false
 			for _, o := range spec.LayerOps(m, l, i) {
@@ -248,9 +242,6 @@ func opComponent(o *spec.Op) Component {
 // addOp adds one run of o to group g, merging it with an identical op.
 func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 	g.kernels += o.Kernels
-	if o.Family == spec.FamilyAttention {
-		g.attnKernels += o.Kernels
-	}
 	for i := range g.ops {
 		if g.ops[i].op == o {
 			g.ops[i].count++
@@ -388,11 +379,12 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		st.tokens.countExtrap(e.extrap)
 	}
 	c.Kernels = st.tokens.kernels
-	attnKernels := st.tokens.attnKernels
+	var lmHeadMs float64
 	if len(st.seqs.ops) > 0 {
 		e := cm.memo(&st.seqs, st.bySeqs, seqs)
 		for i := range e.ms {
 			c.Ms[i] += e.ms[i]
+			lmHeadMs += e.ms[i]
 		}
 		if e.extrap != 0 {
 			st.seqs.countExtrap(e.extrap)
@@ -409,24 +401,16 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		st.prefillSteps++
 		kv, chunk := spec.PrefillEquivalent(b.PrefillChunks, b.PrefillContexts)
 		cm.attention(&st.prefill, kv, chunk, c)
-		attnKernels += st.prefill.attnKernels
 	}
 	if len(b.DecodeContexts) > 0 {
 		st.decodeSteps++
 		n, kv := spec.DecodeEquivalent(b.DecodeContexts)
 		cm.attention(&st.decode, n, kv, c)
-		attnKernels += st.decode.attnKernels
 	}
-	switch {
-	case cm.measurement == spec.CUDAEvent:
-		// CUDA_EVENT op times already include eager launch gaps.
-	case mode == ExecCUDAGraph:
-		c.Ms[CompLaunch] = cm.launchMs // one graph launch
-	case mode == ExecPiecewise:
-		c.Ms[CompLaunch] = float64(attnKernels+st.pieces) * cm.launchMs
-	default:
-		c.Ms[CompLaunch] = float64(c.Kernels) * cm.launchMs
-	}
+	// The CPU timeline beside the GPU's (issue.go): the same for KERNEL_ONLY
+	// and CUDA_EVENT times and the roofline (what each already holds is
+	// spelled out on issueModel).
+	c.Ms[CompLaunch], c.ForwardMs = cm.issue.forward(stage, mode, len(b.PrefillChunks) > 0, len(b.DecodeContexts) > 0, c.DeviceMs(), lmHeadMs)
 	c.Graph = mode != ExecEager
 	c.Ms[CompHostBefore], c.Ms[CompHostAfter] = cm.host.stage(stage, len(cm.stages), b)
 }

@@ -3,6 +3,7 @@ package cost
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -121,9 +122,8 @@ func TestBundlePredictorsFallbacksAndExtrapolation(t *testing.T) {
 	if want := 4 * 32 * 0.1; math.Abs(c.Ms[CompAttention]-want) > 1e-9 {
 		t.Errorf("attention %g ms, want %g", c.Ms[CompAttention], want)
 	}
-	// Kernels: the reshapes are views (no kernel), 10 a layer.
-	if c.Kernels != 10*32+1+2 || math.Abs(c.Ms[CompLaunch]-float64(c.Kernels)*d.LaunchUs/1e3) > 1e-12 {
-		t.Errorf("%d kernels, launch %g ms", c.Kernels, c.Ms[CompLaunch])
+	if want := issueMsOf(m, l, spec.DefaultIssueCosts(d), true, false); c.Kernels != 10*32+1+2 || math.Abs(c.Ms[CompLaunch]-want) > 1e-9 {
+		t.Errorf("%d kernels, issue %g ms, want %g", c.Kernels, c.Ms[CompLaunch], want)
 	}
 	cm.StageCost(&prefill, 0, &c) // cached: the predictor is not asked again
 	if up.queries != 1 {
@@ -154,8 +154,10 @@ func TestBundlePredictorsFallbacksAndExtrapolation(t *testing.T) {
 	}
 }
 
-// CUDA_EVENT predictors include launch gaps: no launch term is added.
-func TestCUDAEventBundleHasNoLaunchTerm(t *testing.T) {
+// CUDA_EVENT predictors hold their own launch gaps: the issue timeline
+// overlaps them instead of adding to them. The forward is never shorter
+// than either timeline and never their sum.
+func TestCUDAEventBundleOverlapsIssue(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 1}.Normalize()
 	set := domainSet(m, l, testLimits, spec.CUDAEvent, 0.01)
@@ -166,22 +168,25 @@ func TestCUDAEventBundleHasNoLaunchTerm(t *testing.T) {
 	var c StepCost
 	b := decodeShape(10)
 	cm.StageCost(&b, 0, &c)
-	if c.Ms[CompLaunch] != 0 || cm.Report().Measurement != spec.CUDAEvent || len(cm.Report().RooflineFallbacks) != 0 {
-		t.Errorf("launch %g ms, report %+v", c.Ms[CompLaunch], cm.Report())
+	dev, issue := c.DeviceMs(), c.Ms[CompLaunch]
+	if !(issue > 0) || c.GPUMs() < max(dev, issue) || c.GPUMs() >= dev+issue {
+		t.Errorf("device %g ms, issue %g ms, forward %g ms: want max <= forward < sum", dev, issue, c.GPUMs())
+	}
+	if cm.Report().Measurement != spec.CUDAEvent || len(cm.Report().RooflineFallbacks) != 0 || !strings.Contains(cm.Report().LaunchNote, "CUDA_EVENT") {
+		t.Errorf("report %+v", cm.Report())
 	}
 }
 
-// Calibration scales op families, replaces the launch cost and the host
-// time; the step is host + max(device, launch) (eager: every kernel
-// launched).
+// Calibration scales op families, the host issue costs and the host time;
+// the step is host + the forward's two timelines.
 func TestCalibration(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 2}.Normalize()
-	base, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits})
+	base, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, ExecutionMode: ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal := Calibration{HostMsPerStep: 1.5, LaunchUs: 20, FamilyScale: map[string]float64{"attention": 2, "collective": 0.5}}
+	cal := Calibration{HostMsPerStep: 1.5, HostSpeed: 4, FamilyScale: map[string]float64{"attention": 2, "collective": 0.5}}
 	if err := cal.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -201,17 +206,18 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("%s: %g ms calibrated, %g ms base, want x%g", k.comp, c1.Ms[k.comp], c0.Ms[k.comp], k.scale)
 		}
 	}
-	if c1.Ms[CompHostBefore] != 1.5 || !near(c1.Ms[CompLaunch], float64(c1.Kernels)*0.020) {
-		t.Errorf("host %g ms, launch %g ms for %d kernels", c1.Ms[CompHostBefore], c1.Ms[CompLaunch], c1.Kernels)
+	if c1.Ms[CompHostBefore] != 1.5 || !near(c1.Ms[CompLaunch], 4*c0.Ms[CompLaunch]) {
+		t.Errorf("host %g ms, issue %g ms, want 4 x %g", c1.Ms[CompHostBefore], c1.Ms[CompLaunch], c0.Ms[CompLaunch])
 	}
-	if want := 1.5 + math.Max(c1.DeviceMs(), c1.Ms[CompLaunch]); c1.TotalMs() != want {
+	if want := 1.5 + c1.GPUMs(); c1.TotalMs() != want || c1.GPUMs() < math.Max(c1.DeviceMs(), c1.Ms[CompLaunch]) {
 		t.Errorf("total %g, want %g", c1.TotalMs(), want)
 	}
-	// At 20 us a launch the 4-sequence decode is host-bound.
+	// At four times the default issue costs the 4-sequence decode is host-bound.
 	if !(c1.Ms[CompLaunch] > c1.DeviceMs()) {
-		t.Errorf("launch %g ms, device %g ms: expected launch-bound", c1.Ms[CompLaunch], c1.DeviceMs())
+		t.Errorf("issue %g ms, device %g ms: expected host-bound", c1.Ms[CompLaunch], c1.DeviceMs())
 	}
-	for _, bad := range []Calibration{{HostMsPerStep: -1}, {FamilyScale: map[string]float64{"gemm": 1}}, {FamilyScale: map[string]float64{"moe": 0}}} {
+	for _, bad := range []Calibration{{HostMsPerStep: -1}, {HostSpeed: -1}, {IssueScale: map[string]float64{"cuda": 2}}, {IssueScale: map[string]float64{"triton": 0}},
+		{FamilyScale: map[string]float64{"gemm": 1}}, {FamilyScale: map[string]float64{"moe": 0}}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("calibration %+v accepted", bad)
 		}

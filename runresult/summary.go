@@ -136,6 +136,7 @@ func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 	}
 	fmt.Fprintf(tw, "%sexecution\t%s, %s op times; %s\n", prefix, cm.ExecutionMode, cm.Measurement, cm.LaunchNote)
 	fmt.Fprintf(tw, "%shost\t%s\n", prefix, cm.HostNote)
+	fmt.Fprintf(tw, "%shost issue\t%s: %s\n", prefix, cm.IssueNote, cm.IssueCosts.Describe())
 	if mo := cm.MoE; mo != nil {
 		r := mo.Routing
 		switch {
@@ -174,7 +175,8 @@ func (s *Summary) WriteBreakdown(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  %d stage steps: %d host-bound (launches outran the GPU), %d CUDA-graph replays\n", b.StageSteps, b.HostBoundSteps, b.GraphSteps)
+		fmt.Fprintf(w, "  %d stage steps: %d host-bound (issuing took longer than the GPU work, %.1f%%), %d CUDA-graph replays\n",
+			b.StageSteps, b.HostBoundSteps, 100*float64(b.HostBoundSteps)/float64(max(b.StageSteps, 1)), b.GraphSteps)
 	}
 	if t := s.Metrics.KVTransfer; t != nil {
 		fmt.Fprintln(tw)
@@ -189,7 +191,7 @@ func (s *Summary) WriteBreakdown(w io.Writer) error {
 func componentLabel(name string) string {
 	switch name {
 	case "launch":
-		return "launch (beyond GPU)"
+		return "host issue (beyond GPU)"
 	case "host_before":
 		return "host before (schedule, inputs)"
 	case "host_after":

@@ -11,7 +11,7 @@ type breakdownAcc struct {
 	wallMs     float64
 	attributed [cost.NumComponents]float64
 	modelled   [cost.NumComponents]float64
-	hostBound  int64 // stage steps whose launches outran the device
+	hostBound  int64 // stage steps whose host issue outlasted the device work
 	graph      int64 // stage steps replayed as CUDA graphs
 	part       [cost.NumComponents]float64
 }
@@ -23,12 +23,12 @@ func (b *breakdownAcc) add(c *cost.StepCost, async, overlap bool, wallMs float64
 		b.modelled[i] += ms
 	}
 	// Device components show in full; only launch and host time can hide.
-	hb, ha, launch := c.Ms[cost.CompHostBefore], c.Ms[cost.CompHostAfter], c.Ms[cost.CompLaunch]
+	hb, ha := c.Ms[cost.CompHostBefore], c.Ms[cost.CompHostAfter]
 	d := c.DeviceMs()
-	if launch > d {
+	if c.Ms[cost.CompLaunch] > d {
 		b.hostBound++
-		b.attributed[cost.CompLaunch] += launch - d
 	}
+	b.attributed[cost.CompLaunch] += c.GPUMs() - d
 	switch {
 	case !async:
 		b.attributed[cost.CompHostBefore] += hb

@@ -17,8 +17,16 @@ import (
 // formatCalibration prints a calibration on one line.
 func formatCalibration(c cost.Calibration) string {
 	parts := []string{fmt.Sprintf("host_ms_per_step %.4g", c.HostMsPerStep)}
-	if c.LaunchUs > 0 {
-		parts = append(parts, fmt.Sprintf("launch_us %.4g", c.LaunchUs))
+	if c.HostSpeed > 0 {
+		parts = append(parts, fmt.Sprintf("host_speed x%.4g", c.HostSpeed))
+	}
+	kinds := make([]string, 0, len(c.IssueScale))
+	for k := range c.IssueScale {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("issue %s x%.4g", k, c.IssueScale[k]))
 	}
 	fams := make([]string, 0, len(c.FamilyScale))
 	for f := range c.FamilyScale {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -139,20 +140,15 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("calibrate: no measured run has a simulated partner (%d runs, all unpaired)", len(runs))
 	}
-	var launchUs float64
 	for _, p := range pairs {
 		if p.Simulated.Sim == nil {
 			return nil, fmt.Errorf("calibrate: %s is not an ftk simulate output directory: calibration needs to run it again", p.Simulated)
 		}
-		if launchUs == 0 {
-			d, err := spec.LookupDevice(p.Simulated.Sim.Device)
-			if err != nil {
-				return nil, fmt.Errorf("calibrate: %s: %w", p.Simulated, err)
-			}
-			launchUs = d.LaunchUs
+		if _, err := spec.LookupDevice(p.Simulated.Sim.Device); err != nil {
+			return nil, fmt.Errorf("calibrate: %s: %w", p.Simulated, err)
 		}
 	}
-	params, err := parseParams(opts.Params, launchUs)
+	params, err := parseParams(opts.Params)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
@@ -313,11 +309,7 @@ func paramNames(ps []param) []string {
 
 func cloneCalibration(c cost.Calibration) cost.Calibration {
 	out := c
-	if c.FamilyScale != nil {
-		out.FamilyScale = map[string]float64{}
-		for k, v := range c.FamilyScale {
-			out.FamilyScale[k] = v
-		}
-	}
+	out.FamilyScale = maps.Clone(c.FamilyScale)
+	out.IssueScale = maps.Clone(c.IssueScale)
 	return out
 }

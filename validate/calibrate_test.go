@@ -59,7 +59,7 @@ func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 	// Host time and the linear scale trade off along a shallow valley (both
 	// lengthen every step), so the host time is recovered to 20% and the
 	// scale to 2%.
-	if math.Abs(cal.HostMsPerStep-1.5) > 0.3 || math.Abs(cal.FamilyScale["linear_op"]-1.25) > 0.025 || len(cal.FamilyScale) != 1 || cal.LaunchUs != 0 {
+	if math.Abs(cal.HostMsPerStep-1.5) > 0.3 || math.Abs(cal.FamilyScale["linear_op"]-1.25) > 0.025 || len(cal.FamilyScale) != 1 || cal.HostSpeed != 0 {
 		t.Errorf("fitted %s, injected %s", formatCalibration(cal), formatCalibration(injected))
 	}
 	if held := rep.heldOutMAPE(); !(held < 2) {
@@ -93,7 +93,7 @@ func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.HostMsPerStep != cal.HostMsPerStep || back.FamilyScale["linear_op"] != cal.FamilyScale["linear_op"] || back.LaunchUs != 0 {
+	if back.HostMsPerStep != cal.HostMsPerStep || back.FamilyScale["linear_op"] != cal.FamilyScale["linear_op"] || back.HostSpeed != 0 {
 		t.Errorf("file reads back as %s, fitted %s", formatCalibration(back), formatCalibration(cal))
 	}
 	data, _ := os.ReadFile(path)
@@ -117,7 +117,7 @@ func TestCalibrateLeaveOneWorkloadOut(t *testing.T) {
 		}
 		last, lastTotal = done, total
 	}
-	rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay, Params: []string{ParamHostMsPerStep, "linear_op", ParamLaunchUs}, MaxEvaluations: 60, Progress: progress})
+	rep, err := Calibrate(runs, CalibrateOptions{Simulate: simulate.Replay, Params: []string{ParamHostMsPerStep, "linear_op", "issue_scale.triton"}, MaxEvaluations: 60, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +138,9 @@ func TestCalibrateLeaveOneWorkloadOut(t *testing.T) {
 		}
 	}
 	for _, p := range rep.Final.Params {
-		// llama-3.1-8b on an H100 is never launch-bound: launch_us moves
+		// llama-3.1-8b issues no Triton kernel: its issue scale moves
 		// nothing and must not be reported as fitted.
-		if (p.Name == ParamLaunchUs) == p.Fitted {
+		if (p.Name == "issue_scale.triton") == p.Fitted {
 			t.Errorf("%s fitted = %v", p.Name, p.Fitted)
 		}
 	}

@@ -14,10 +14,15 @@ import (
 // calibration file that cost.Calibration reads.
 const (
 	ParamHostMsPerStep = "host_ms_per_step"
-	ParamLaunchUs      = "launch_us"
+	// ParamHostSpeed multiplies every host issue cost (the CPU timeline of
+	// the forward pass).
+	ParamHostSpeed = "host_speed"
 	// familyParamPrefix + a family name (linear_op, attention, moe,
 	// collective) is that family's device-time scale.
 	familyParamPrefix = "family_scale."
+	// issueParamPrefix + a kernel kind (aten, custom, triton, attention,
+	// collective) scales that kind's issue cost.
+	issueParamPrefix = "issue_scale."
 )
 
 // calibratedFamilies are the operator families a calibration may scale.
@@ -25,20 +30,24 @@ var calibratedFamilies = []spec.Family{spec.FamilyLinear, spec.FamilyAttention, 
 
 // CalibrationParams lists every correction calibration can fit.
 func CalibrationParams() []string {
-	names := []string{ParamHostMsPerStep, ParamLaunchUs}
+	names := []string{ParamHostMsPerStep, ParamHostSpeed}
 	for _, f := range calibratedFamilies {
 		names = append(names, familyParamPrefix+string(f))
+	}
+	for _, k := range spec.KernelKinds() {
+		names = append(names, issueParamPrefix+k.String())
 	}
 	return names
 }
 
 // param is one fitted correction and how the optimiser sees it: host time
 // in units of hostUnitMs (its absolute value, so it stays non-negative),
-// the launch cost and the scales by their logarithm (so they stay positive
+// the host speed and the scales by their logarithm (so they stay positive
 // and move by ratios).
 type param struct {
 	name   string
 	family string // for family scales
+	kind   string // for issue scales
 	start  float64
 }
 
@@ -69,8 +78,17 @@ func (p param) get(c *cost.Calibration) float64 {
 	switch p.name {
 	case ParamHostMsPerStep:
 		return c.HostMsPerStep
-	case ParamLaunchUs:
-		return c.LaunchUs
+	case ParamHostSpeed:
+		if c.HostSpeed > 0 {
+			return c.HostSpeed
+		}
+		return 1
+	}
+	if p.kind != "" {
+		if s, ok := c.IssueScale[p.kind]; ok {
+			return s
+		}
+		return 1
 	}
 	if s, ok := c.FamilyScale[p.family]; ok {
 		return s
@@ -82,9 +100,16 @@ func (p param) set(c *cost.Calibration, v float64) {
 	switch p.name {
 	case ParamHostMsPerStep:
 		c.HostMsPerStep = v
-	case ParamLaunchUs:
-		c.LaunchUs = v
+	case ParamHostSpeed:
+		c.HostSpeed = v
 	default:
+		if p.kind != "" {
+			if c.IssueScale == nil {
+				c.IssueScale = map[string]float64{}
+			}
+			c.IssueScale[p.kind] = v
+			return
+		}
 		if c.FamilyScale == nil {
 			c.FamilyScale = map[string]float64{}
 		}
@@ -93,16 +118,15 @@ func (p param) set(c *cost.Calibration, v float64) {
 }
 
 // parseParams resolves parameter names ("attention" is accepted for
-// "family_scale.attention"); empty means all. launchUs is the starting
-// launch cost (the device's).
-func parseParams(names []string, launchUs float64) ([]param, error) {
+// "family_scale.attention"); empty means all.
+func parseParams(names []string) ([]param, error) {
 	if len(names) == 0 {
 		names = CalibrationParams()
 	}
 	var out []param
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if !strings.HasPrefix(n, familyParamPrefix) && n != ParamHostMsPerStep && n != ParamLaunchUs {
+		if !strings.HasPrefix(n, familyParamPrefix) && !strings.HasPrefix(n, issueParamPrefix) && n != ParamHostMsPerStep && n != ParamHostSpeed {
 			n = familyParamPrefix + n
 		}
 		if !slices.Contains(CalibrationParams(), n) {
@@ -111,12 +135,14 @@ func parseParams(names []string, launchUs float64) ([]param, error) {
 		if slices.ContainsFunc(out, func(p param) bool { return p.name == n }) {
 			continue
 		}
-		p := param{name: n, family: strings.TrimPrefix(n, familyParamPrefix), start: 1}
-		switch n {
-		case ParamHostMsPerStep:
+		p := param{name: n, start: 1}
+		switch {
+		case n == ParamHostMsPerStep:
 			p.start = 0
-		case ParamLaunchUs:
-			p.start = launchUs
+		case strings.HasPrefix(n, issueParamPrefix):
+			p.kind = strings.TrimPrefix(n, issueParamPrefix)
+		case strings.HasPrefix(n, familyParamPrefix):
+			p.family = strings.TrimPrefix(n, familyParamPrefix)
 		}
 		out = append(out, p)
 	}

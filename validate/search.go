@@ -73,11 +73,6 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 	f := Fold{FitWorkloads: fit, HeldOutWorkloads: without(pairWorkloads(pairs), fit...)}
 	fitPairs := filterPairs(pairs, fit)
 	var start cost.Calibration
-	for _, p := range params {
-		if p.name == ParamLaunchUs {
-			p.set(&start, p.start)
-		}
-	}
 	startRows, n, err := evalRows(fitPairs, start, opts.Metrics, pc)
 	f.Simulations += n
 	f.Evaluations++

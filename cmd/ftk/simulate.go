@@ -36,7 +36,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "num-requests", Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: def.Workload.Seed, Usage: "seed of the generated workload"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (default: the built-in roofline device model)"},
-		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_ms_per_step, launch_us, family_scale) from 'ftk validate calibrate'"},
+		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_ms_per_step, host_speed, issue_scale, family_scale) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
 		&cli.StringFlag{Name: "chrome-trace", Usage: "write a Chrome trace (chrome://tracing, Perfetto) of the run to this file"},
 		&cli.IntFlag{Name: "max-num-batched-tokens", Value: def.Engine.MaxNumBatchedTokens, Usage: "token budget of one engine step"},
@@ -48,7 +48,7 @@ func simulateCommand() *cli.Command {
 		&cli.BoolFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps (--enable-chunked-prefill=false to turn off)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
-		&cli.StringFlag{Name: "execution-mode", Usage: "how kernels are issued: eager (every kernel launched), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
+		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between eagerly issued attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
 		&cli.IntFlag{Name: "max-cudagraph-capture-size", Aliases: []string{"cuda-graph-max-batch"}, Usage: "largest batch replayed as a CUDA graph (0: min(2 x max-num-seqs, 512), as vLLM)"},
 		&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling)"},
 		&cli.StringFlag{Name: "host-bundle", Usage: "fit bundle of HOST_WALL predictors (a CPU-overhead profile) for the host time of a step (default: the documented default host model of the device class)"},
@@ -57,7 +57,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "moe-histogram", Usage: "per-layer expert histogram CSV (layer,expert,tokens) that replay routing follows"},
 		&cli.Uint64Flag{Name: "moe-seed", Usage: "seed of the MoE routing draws"},
 		&cli.StringFlag{Name: "all2all-backend", Usage: "EP communication, vLLM's names: naive or allgather_reducescatter (all-gather + reduce-scatter, default), pplx, deepep_high_throughput or deepep_low_latency (all-to-all)"},
-		&cli.BoolFlag{Name: "breakdown", Usage: "print the share of step time per component (device ops, launch, host) after the summary"},
+		&cli.BoolFlag{Name: "breakdown", Usage: "print the share of step time per component (device ops, host issue, host) and per op the host issue vs GPU time after the summary"},
 		&cli.StringFlag{Name: "mode", Usage: "colocated (default) or disaggregated (prefill and decode instances)"},
 		&cli.IntFlag{Name: "prefill-instances", Usage: "disaggregated: prefill instances (default 1)"},
 		&cli.IntFlag{Name: "decode-instances", Usage: "disaggregated: decode instances (default 1)"},
@@ -79,8 +79,11 @@ max sequences, chunked prefill, paged KV cache, preemption by recompute) and
 tensor / pipeline / data / expert parallelism, or against prefill and decode
 instances with KV-cache transfers between them (--mode disaggregated). Step
 times come from a fit bundle or, without one, from the built-in roofline
-device model (labelled as such), plus the launch cost of the execution mode
-and the host time of a step (a CPU-overhead profile, a calibration, or the
+device model (labelled as such). The forward pass runs on two timelines: the
+host issues every op (what vLLM issues per op, priced per kernel kind and
+module call, as the execution mode has it: eager, one CUDA graph replay, or
+piecewise graphs with eager attention) while the GPU runs them; around it
+comes the host time of a step (a CPU-overhead profile, a calibration, or the
 default host model of the device class; the summary says which). MoE layers
 draw per-expert token counts every step and wait for the slowest EP rank.
 

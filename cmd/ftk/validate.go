@@ -150,16 +150,18 @@ Examples:
 func validateCalibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "calibrate",
-		Usage:     "fit global corrections (host time per step, launch cost, per-family scales) to measured runs",
+		Usage:     "fit global corrections (host time per step, host speed, per-kind issue and per-family scales) to measured runs",
 		ArgsUsage: " ",
 		Description: `Runs the simulations again (from their output directories: same configuration, same
 requests) with candidate corrections and fits them to the measured runs, minimising the
 MAPE of the metrics (rounds of CMA-ES and Nelder-Mead, seeded: the same inputs give the
 same file).
-Corrections: host_ms_per_step (host time added to every engine step), launch_us
-(per-kernel launch cost), family_scale.linear_op / attention / moe / collective (device
-time of an operator family). A correction that does not move the metrics of the fitted
-runs is not fitted and is left out of the file. Weak prior: scales and launch cost stay
+Corrections: host_ms_per_step (host time added to every engine step), host_speed (a
+factor on every host issue cost of the forward pass), issue_scale.aten / custom / triton /
+attention / collective (the issue cost of one kernel kind), family_scale.linear_op /
+attention / moe / collective (device time of an operator family). A correction that does
+not move the metrics of the fitted runs is not fitted and is left out of the file. Weak
+prior: scales and the host speed stay
 near their start unless the runs say otherwise (1 MAPE point x ln(ratio)^2: a scale of
 1.25 costs 0.05 points). Fit fewer corrections (--params) when the held-out column is
 much worse than the fit column: the runs do not pin them all down.

@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 // The two timelines of a forward pass (DESIGN section 2). The host issues
 // the step's ops in order, each costing its issue time on the CPU; the GPU

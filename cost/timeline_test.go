@@ -1,4 +1,4 @@
-package simulate
+package cost
 
 import (
 	"math"
