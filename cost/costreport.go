@@ -40,8 +40,8 @@ type CostModelReport struct {
 	Measurement string `json:"measurement_type"`
 	// ExecutionMode is eager, cuda-graph or piecewise; MaxCaptureSize the
 	// largest batch a CUDA graph replays.
-	ExecutionMode  string  `json:"execution_mode"`
-	MaxCaptureSize int `json:"max_cudagraph_capture_size,omitempty"`
+	ExecutionMode  string `json:"execution_mode"`
+	MaxCaptureSize int    `json:"max_cudagraph_capture_size,omitempty"`
 	// LaunchNote says how the CPU timeline of the forward is formed;
 	// IssueNote where its per-kind issue costs come from, IssueCosts the
 	// figures.
@@ -54,6 +54,8 @@ type CostModelReport struct {
 	// figures.
 	HostSource string `json:"host_source"`
 	HostNote   string `json:"host_note"`
+	// OpTable is the per-op issue and GPU time of the mean decode step.
+	OpTable *OpTable `json:"op_table,omitempty"`
 	// MoE describes routing and EP communication (MoE models only).
 	MoE *MoEReport `json:"moe,omitempty"`
 	// GatingContexts lists the context chosen for each MoE gating op.
@@ -110,6 +112,7 @@ func (cm *OpCostModel) Report() CostModelReport {
 	if cm.model.IsMoE() {
 		r.MoE = cm.moeReport()
 	}
+	r.OpTable = cm.opTable()
 	for a, u := range cm.matched {
 		r.MatchedKeys = append(r.MatchedKeys, KeyMatch{Asked: a, Used: u})
 	}

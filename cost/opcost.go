@@ -98,7 +98,7 @@ type memoEntry struct {
 type opGroup struct {
 	ops     []pricedOp
 	kernels int
-	extrap      []int64
+	extrap  []int64
 }
 
 type stageModel struct {
@@ -109,6 +109,9 @@ type stageModel struct {
 	routers                          []int
 	byTokens, bySeqs, routedByTokens []memoEntry
 	steps, prefillSteps, decodeSteps int64
+	// decodeSeqSum and decodeCtxSum add up the decode batch and its mean
+	// context over decode steps (the breakdown's per-op table).
+	decodeSeqSum, decodeCtxSum float64
 }
 
 // NewOpCostModel resolves every op's predictor once, up front.
@@ -405,6 +408,8 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 	if len(b.DecodeContexts) > 0 {
 		st.decodeSteps++
 		n, kv := spec.DecodeEquivalent(b.DecodeContexts)
+		st.decodeSeqSum += n
+		st.decodeCtxSum += kv
 		cm.attention(&st.decode, n, kv, c)
 	}
 	// The CPU timeline beside the GPU's (issue.go): the same for KERNEL_ONLY

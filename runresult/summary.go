@@ -178,6 +178,21 @@ func (s *Summary) WriteBreakdown(w io.Writer) error {
 		fmt.Fprintf(w, "  %d stage steps: %d host-bound (issuing took longer than the GPU work, %.1f%%), %d CUDA-graph replays\n",
 			b.StageSteps, b.HostBoundSteps, 100*float64(b.HostBoundSteps)/float64(max(b.StageSteps, 1)), b.GraphSteps)
 	}
+	role := "replica"
+	if len(s.Breakdown) > 0 {
+		role = s.Breakdown[0].Role
+	}
+	for _, ot := range []struct {
+		role string
+		cm   *cost.CostModelReport
+	}{{role, &s.CostModel}, {"decode", s.DecodeCostModel}} {
+		if ot.cm != nil && ot.cm.OpTable != nil {
+			fmt.Fprintln(w)
+			if err := cost.WriteOpTable(w, ot.role, ot.cm.OpTable); err != nil {
+				return err
+			}
+		}
+	}
 	if t := s.Metrics.KVTransfer; t != nil {
 		fmt.Fprintln(tw)
 		fmt.Fprintf(tw, "KV transfers (%d, %.2f MB mean)\t    mean\t     P50\t     P99\n", t.TransferMs.Count, t.MeanBytes/1e6)

@@ -10,12 +10,14 @@ import (
 )
 
 // chromeTrace writes a Chrome trace (chrome://tracing, Perfetto): one
-// process per engine (replica, or prefill / decode instance) with a thread
-// per pipeline stage whose slices are the engine steps (args: tokens,
-// sequences, the per-component milliseconds of the cost model), each split
-// into the host time before the forward pass, the forward pass and the
-// host time after it as far as they show in the step's wall time (launch
-// beyond the device time and host time not hidden by async scheduling); a
+// process per engine (replica, or prefill / decode instance) with two
+// threads per pipeline stage, its CPU and its GPU. The CPU thread's slices
+// are the engine steps (args: tokens, sequences, the per-component
+// milliseconds of the cost model), each split into the host time before
+// the forward pass, the issue of the forward, the wait for the GPU (the
+// sampled tokens' sync) and the host time after it, as far as they show in
+// the step's wall time (host time hidden by async scheduling does not);
+// the GPU thread shows the forward's GPU span, its busy time in args; a
 // KV counter per engine; one async span per request from arrival to finish
 // with an instant at its first token; and, in a disaggregated run, one
 // process of KV links with an async span per transfer. Events are streamed
@@ -42,7 +44,8 @@ func newChromeTrace(w io.Writer, engines []chromeEngine, links int) *chromeTrace
 	for p, e := range engines {
 		t.meta("process_name", p, 0, e.name)
 		for s := 0; s < e.stages; s++ {
-			t.meta("thread_name", p, s, "stage "+strconv.Itoa(s))
+			t.meta("thread_name", p, cpuTID(s), "stage "+strconv.Itoa(s)+" CPU")
+			t.meta("thread_name", p, gpuTID(s), "stage "+strconv.Itoa(s)+" GPU")
 		}
 	}
 	t.meta("process_name", len(engines), 0, "requests")
@@ -101,10 +104,14 @@ func (t *chromeTrace) arg(name string, v int64) {
 	t.buf = strconv.AppendInt(t.buf, v, 10)
 }
 
+// cpuTID and gpuTID are the threads of stage s's CPU and GPU timelines.
+func cpuTID(s int) int { return 2 * s }
+func gpuTID(s int) int { return 2*s + 1 }
+
 // ObserveStep implements StepObserver.
 func (t *chromeTrace) ObserveStep(r *StepRecord) {
 	for s, sp := range r.Stages {
-		t.head("X", "step", r.Replica, s, sp.StartS)
+		t.head("X", "step", r.Replica, cpuTID(s), sp.StartS)
 		t.buf = append(t.buf, `,"dur":`...)
 		t.buf = appendUs(t.buf, sp.EndS-sp.StartS)
 		t.buf = append(t.buf, `,"args":{`...)
@@ -134,9 +141,22 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 		sp.Cost.Attribute(sp.Async, sp.Overlap, &t.part)
 		hb, ha := t.part[cost.CompHostBefore]/1e3, t.part[cost.CompHostAfter]/1e3
 		fwdStart, fwdEnd := sp.StartS+hb, sp.EndS-ha
-		t.slice("host_before", r.Replica, s, sp.StartS, fwdStart)
-		t.slice("forward", r.Replica, s, fwdStart, fwdEnd)
-		t.slice("host_after", r.Replica, s, fwdEnd, sp.EndS)
+		issueEnd := min(fwdEnd, fwdStart+sp.Cost.Ms[cost.CompLaunch]/1e3)
+		t.slice("host_before", r.Replica, cpuTID(s), sp.StartS, fwdStart)
+		t.slice("issue", r.Replica, cpuTID(s), fwdStart, issueEnd)
+		t.slice("wait_gpu", r.Replica, cpuTID(s), issueEnd, fwdEnd)
+		t.slice("host_after", r.Replica, cpuTID(s), fwdEnd, sp.EndS)
+		// The GPU ends the forward; it was busy for the device time of it.
+		if dev := sp.Cost.DeviceMs() / 1e3; fwdEnd > fwdStart {
+			t.head("X", "gpu", r.Replica, gpuTID(s), fwdStart)
+			t.buf = append(t.buf, `,"dur":`...)
+			t.buf = appendUs(t.buf, fwdEnd-fwdStart)
+			t.buf = append(t.buf, `,"args":{"busy_ms":`...)
+			t.buf = strconv.AppendFloat(t.buf, dev*1e3, 'g', 6, 64)
+			t.buf = append(t.buf, `,"idle_ms":`...)
+			t.buf = strconv.AppendFloat(t.buf, max(0, (fwdEnd-fwdStart-dev)*1e3), 'g', 6, 64)
+			t.buf = append(t.buf, "}}"...)
+		}
 	}
 	t.head("C", "engine", r.Replica, 0, r.StartS)
 	t.buf = append(t.buf, `,"args":{`...)

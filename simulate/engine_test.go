@@ -199,7 +199,7 @@ func TestTP2FasterByCostModel(t *testing.T) {
 		}
 		d1, d2 := s1.EndS-s1.StartS, s2.EndS-s2.StartS
 		c1, c2 := s1.Stages[0].Cost, s2.Stages[0].Cost
-		gpuBound := c1.Ms[CompLaunch] < c1.DeviceMs() && c2.Ms[CompLaunch] < c2.DeviceMs()
+		gpuBound := c1.Ms[cost.CompLaunch] < c1.DeviceMs() && c2.Ms[cost.CompLaunch] < c2.DeviceMs()
 		if (gpuBound && !(d2 < d1)) || !near(d1, c1.TotalMs()/1e3) || !near(d2, c2.TotalMs()/1e3) {
 			t.Errorf("step %d: %g s at TP1, %g s at TP2; cost model %g and %g", i, d1, d2, c1.TotalMs()/1e3, c2.TotalMs()/1e3)
 		}

@@ -114,8 +114,10 @@ func TestExecuteOutputs(t *testing.T) {
 	if err := json.Unmarshal(trace, &doc); err != nil {
 		t.Fatalf("chrome trace is not JSON: %v", err)
 	}
-	// Every step slice is split into host before, forward pass and host
-	// after, which add up to it.
+	// Every step slice on a stage's CPU thread is split into host before,
+	// issue, wait for the GPU and host after, which add up to it; the GPU
+	// thread has one span per step, from the first issue to the end of the
+	// forward (issue + wait).
 	count, durUs := map[string]int{}, map[string]float64{}
 	for _, e := range doc.TraceEvents {
 		if e["ph"] == "X" {
@@ -127,13 +129,16 @@ func TestExecuteOutputs(t *testing.T) {
 	if int64(count["step"]) != sum.Metrics.Steps {
 		t.Errorf("chrome trace has %d step slices, the run %d steps", count["step"], sum.Metrics.Steps)
 	}
-	for _, part := range []string{"host_before", "forward", "host_after"} {
+	for _, part := range []string{"host_before", "issue", "gpu", "host_after"} {
 		if count[part] != count["step"] {
 			t.Errorf("%d %s slices for %d steps", count[part], part, count["step"])
 		}
 	}
-	if parts := durUs["host_before"] + durUs["forward"] + durUs["host_after"]; math.Abs(parts-durUs["step"]) > 1e-3*float64(count["step"]) {
+	if parts := durUs["host_before"] + durUs["issue"] + durUs["wait_gpu"] + durUs["host_after"]; math.Abs(parts-durUs["step"]) > 1e-3*float64(count["step"]) {
 		t.Errorf("step parts last %g us, steps %g us", parts, durUs["step"])
+	}
+	if fwd := durUs["issue"] + durUs["wait_gpu"]; math.Abs(fwd-durUs["gpu"]) > 1e-3*float64(count["step"]) {
+		t.Errorf("GPU spans last %g us, the CPU's issue and wait %g us", durUs["gpu"], fwd)
 	}
 	var sb bytes.Buffer
 	if err := sum.WriteText(&sb); err != nil || !bytes.Contains(sb.Bytes(), []byte("TTFT")) {
