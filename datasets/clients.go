@@ -101,6 +101,9 @@ func NewClients(w Workload, starts Arrivals, clients, n int, thinkS float64, see
 	return c, nil
 }
 
+// Err implements RequestStream: clients never fail part way.
+func (c *Clients) Err() error { return nil }
+
 // Len returns the number of requests the clients send in all.
 func (c *Clients) Len() int { return c.n }
 

@@ -20,28 +20,68 @@ import (
 // like vLLM's benchmark with an infinite rate. n is the number of requests
 // (0: every row of a trace).
 func OpenRun(trace, workload string, ratePerS float64, n int, seed uint64) (RequestStream, int, error) {
+	return RunArrivals{Trace: trace, Workload: workload, RatePerS: ratePerS, N: n, Seed: seed}.Open()
+}
+
+// RunArrivals names a simulation's arrivals: OpenRun's arguments, rate
+// stages, and closed-loop clients.
+type RunArrivals struct {
+	Trace, Workload string
+	RatePerS        float64
+	// Stages replace RatePerS by rates that change over time
+	// (ParseStages).
+	Stages string
+	// Clients, when positive, sends the requests from that many
+	// closed-loop clients (Clients); the rate or stages then pace their
+	// session starts. ThinkS is their mean think time between turns.
+	Clients int
+	ThinkS  float64
+	N       int
+	Seed    uint64
+}
+
+// Open opens the arrivals (see OpenRun). With Clients the stream is a
+// *Clients, which the simulator tells of every completion.
+func (r RunArrivals) Open() (RequestStream, int, error) {
 	switch {
-	case trace == "" && workload == "":
+	case r.Trace == "" && r.Workload == "":
 		return nil, 0, fmt.Errorf("simulate workload: no arrivals: give a trace file or a generated workload")
-	case trace != "" && workload != "":
+	case r.Trace != "" && r.Workload != "":
 		return nil, 0, fmt.Errorf("simulate workload: give a trace file or a generated workload, not both")
+	case r.Stages != "" && r.RatePerS != 0:
+		return nil, 0, fmt.Errorf("simulate workload: give a rate or rate stages, not both")
+	case r.ThinkS != 0 && r.Clients == 0:
+		return nil, 0, fmt.Errorf("simulate workload: a think time needs closed-loop clients (--clients N)")
 	}
-	name := workload
-	if trace != "" {
-		name = "trace:" + trace
+	name := r.Workload
+	if r.Trace != "" {
+		name = "trace:" + r.Trace
 	}
 	wl, err := ParseWorkload(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	a := Arrivals{Kind: ArrivalsPoisson, RateRPS: ratePerS}
+	a := Arrivals{Kind: ArrivalsPoisson, RateRPS: r.RatePerS}
 	switch {
+	case r.Stages != "":
+		st, err := ParseStages(r.Stages)
+		if err != nil {
+			return nil, 0, fmt.Errorf("simulate workload: %w", err)
+		}
+		a = Arrivals{Kind: ArrivalsStages, Stages: st}
 	case wl.Kind == KindTrace && wl.HasArrivals():
 		a.Kind = ArrivalsReplay
-	case ratePerS == 0:
+	case r.RatePerS == 0:
 		a.Kind = ArrivalsNone
 	}
-	src, err := NewSource(wl, a, n, seed)
+	if r.Clients > 0 {
+		c, err := NewClients(wl, a, r.Clients, r.N, r.ThinkS, r.Seed)
+		if err != nil {
+			return nil, 0, fmt.Errorf("simulate workload: %w", err)
+		}
+		return c, c.Len(), nil
+	}
+	src, err := NewSource(wl, a, r.N, r.Seed)
 	if err != nil {
 		return nil, 0, fmt.Errorf("simulate workload: %w", err)
 	}

@@ -3,6 +3,7 @@ package runresult
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/ftk-dev/ftk/cost"
@@ -80,6 +81,19 @@ type WorkloadConfig struct {
 	// requests of a trace to replay (0: all of a trace).
 	NumRequests int    `json:"num_requests" yaml:"num_requests"`
 	Seed        uint64 `json:"seed" yaml:"seed"`
+	// Stages replace the rate by Poisson arrivals whose rate changes over
+	// time: "DURATIONs@RATE,...", e.g. "60s@2,120s@8" (the last rate
+	// holds after its stage).
+	Stages string `json:"stages,omitempty" yaml:"stages,omitempty"`
+	// Clients, when positive, sends the requests from that many
+	// closed-loop clients, each waiting for its reply before it sends
+	// again (vllm bench serve --max-concurrency); a sessions:... workload
+	// runs turn by turn. The rate or stages then pace session starts (0:
+	// back to back).
+	Clients int `json:"clients,omitempty" yaml:"clients,omitempty"`
+	// ThinkS is the clients' mean think time, seconds, between a reply and
+	// the session's next turn (exponential).
+	ThinkS float64 `json:"think_s,omitempty" yaml:"think_s,omitempty"`
 }
 
 // Router names.
@@ -167,6 +181,10 @@ func (c *Config) Validate() error {
 		return bad("rate must not be negative, got %g", w.RatePerS)
 	case w.NumRequests < 0:
 		return bad("num_requests must not be negative, got %d", w.NumRequests)
+	case w.Clients < 0:
+		return bad("clients must not be negative, got %d", w.Clients)
+	case !(w.ThinkS >= 0) || math.IsInf(w.ThinkS, 0):
+		return bad("think_s must be a finite number of seconds >= 0, got %g", w.ThinkS)
 	}
 	if err := c.MoE.Validate(); err != nil {
 		return err

@@ -17,8 +17,12 @@ func datasetsCommand() *cli.Command {
 		Name:  "datasets",
 		Usage: "make, inspect, import and export request traces",
 		Description: `A trace is a CSV of requests: arrived_at (seconds, optional),
-num_prefill_tokens, num_decode_tokens, optional session_id and prefix_hash,
-the layout of the real traces in ../shared/traces.
+num_prefill_tokens, num_decode_tokens, the layout of the real traces in
+../shared/traces, and optional shared-content columns that prefix caching
+reuses, naming content without its tokens: session_id and turn (each turn
+resends the session's history), prefix_hash and prefix_tokens (a shared
+system prompt), hash_ids and hash_block_tokens (the Mooncake trace's
+content ids, one per 512-token run).
 
 Workloads (lengths):
   fixed:PxO             every request P prompt and O output tokens
@@ -27,10 +31,17 @@ Workloads (lengths):
   splitwise-code        sampled from ../shared/traces/splitwise_code.csv (has arrivals)
   arxiv-summarization   sampled from the arXiv summarization trace (no arrivals)
   trace:PATH            a trace CSV taken in order
+  shared-prefix:groups=G,users=U,system=S,question=Q,output=O
+                        G system prompts of S tokens, each dealt to U users
+                        per shuffled deck, Q-token questions
+  sessions:groups=G,users=U,system=S,turns=T,question=Q,output=O
+                        chat sessions of T turns whose history grows; they
+                        wait for replies: run them with 'ftk simulate --clients'
 Built-in traces are found under --shared, $FTK_SHARED or ../shared.
 
 Arrivals: replay (recorded times, optionally rescaled to --rate), poisson
-(--rate), gamma (--rate and --cv; CV > 1 is bursty), or none.
+(--rate), gamma (--rate and --cv; CV > 1 is bursty), stages (--stages: the
+rate changes over time), or none.
 
 Examples:
   ftk datasets make fixed:1024x256 --rate 4 -n 1000 -o fixed.csv
@@ -38,7 +49,9 @@ Examples:
   ftk datasets make splitwise-code -o code.csv            # the recorded trace, replayed
   ftk datasets make arxiv-summarization --load 0.7 --pilot-throughput 3.2 -n 2000 -o arxiv.csv
   ftk datasets show ../shared/traces/splitwise_conv.csv
+  ftk datasets make shared-prefix:groups=4,users=25,system=1500,question=100,output=50 --stages 30s@1,30s@5 -n 100 -o sp.csv
   ftk datasets import sharegpt ShareGPT_V3.json -o sharegpt.csv --tokenizer tokenizer.json
+  ftk datasets import mooncake datasets/testdata/mooncake_small.jsonl -o mooncake.csv
   ftk datasets export fixed.csv --format vllm-bench -o fixed.jsonl`,
 		Commands: []*cli.Command{
 			datasetsMakeCommand(),
@@ -56,6 +69,7 @@ func datasetsGenFlags() []cli.Flag {
 		&cli.StringFlag{Name: "arrivals", Usage: "arrival process: replay, poisson, gamma or none (default: gamma with --cv; for trace:PATH with times, replay (rescaled by --rate/--load); else poisson with --rate/--load, replay when the workload has recorded times, none otherwise)"},
 		&cli.FloatFlag{Name: "rate", Usage: "mean arrival rate, requests/s (with replay: rescale the recorded times to this rate)"},
 		&cli.FloatFlag{Name: "cv", Usage: "gamma arrivals: coefficient of variation of inter-arrival times (1 = Poisson, > 1 bursty, 0 = constant gaps)"},
+		&cli.StringFlag{Name: "stages", Usage: "stages arrivals: Poisson whose rate changes over time, DURATIONs@RATE,..., e.g. 60s@2,120s@8 (the last rate holds after its stage)"},
 		&cli.FloatFlag{Name: "load", Usage: "arrival rate as a fraction of capacity, e.g. 0.7 (capacity from --pilot-throughput, or by 'make' from a simulated search with --model)"},
 		&cli.FloatFlag{Name: "pilot-throughput", Usage: "measured capacity for --load: completed requests/s of a saturated pilot run"},
 		&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "random seed: same seed and flags give a byte-identical trace"},
@@ -122,6 +136,8 @@ func datasetsGenFrom(cmd *cli.Command, w datasets.Workload) (datasetsGen, error)
 	case kind == "none":
 		kind = datasets.ArrivalsNone
 	case kind != "":
+	case cmd.IsSet("stages"):
+		kind = datasets.ArrivalsStages
 	case cmd.IsSet("cv"):
 		kind = datasets.ArrivalsGamma
 	case hasRate && !(w.Kind == datasets.KindTrace && w.HasArrivals()):
@@ -130,6 +146,13 @@ func datasetsGenFrom(cmd *cli.Command, w datasets.Workload) (datasetsGen, error)
 		kind = datasets.ArrivalsReplay // rescaled to the rate, if any
 	}
 	g.a = datasets.Arrivals{Kind: kind, RateRPS: rate, CV: cmd.Float("cv")}
+	if cmd.IsSet("stages") {
+		st, err := datasets.ParseStages(cmd.String("stages"))
+		if err != nil {
+			return g, usageError("--stages: %v", err)
+		}
+		g.a.Stages = st
+	}
 	if kind == datasets.ArrivalsGamma && !cmd.IsSet("cv") {
 		return g, usageError("--arrivals gamma needs --cv (1 = Poisson, > 1 bursty)")
 	}
@@ -261,7 +284,7 @@ func datasetsShowInput(cmd *cli.Command, arg string) (reqs []spec.Request, label
 		return nil, "", false, err
 	}
 	genFlags := false
-	for _, f := range []string{"requests", "arrivals", "rate", "cv", "load", "seed"} {
+	for _, f := range []string{"requests", "arrivals", "rate", "cv", "stages", "load", "seed"} {
 		genFlags = genFlags || cmd.IsSet(f)
 	}
 	if w.Kind == datasets.KindSampled && !genFlags {
@@ -282,7 +305,7 @@ func datasetsImportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "import",
 		Usage: "import a public dataset as a trace",
-		Commands: []*cli.Command{{
+		Commands: []*cli.Command{datasetsImportMooncakeCommand(), {
 			Name:      "sharegpt",
 			Usage:     "make a length-only trace from a ShareGPT JSON file",
 			ArgsUsage: "FILE",
@@ -437,4 +460,48 @@ func printVLLMBenchHint(w io.Writer, out string, reqs []spec.Request, exact bool
 		}
 	}
 	fmt.Fprintf(w, "replay with: vllm bench serve --dataset-name custom --dataset-path %s --custom-output-len -1 --custom-skip-chat-template --disable-shuffle --ignore-eos --num-prompts %d %s\n", out, len(reqs), arr)
+}
+
+func datasetsImportMooncakeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "mooncake",
+		Usage:     "make a trace from a Mooncake trace (JSON Lines with hash_ids)",
+		ArgsUsage: "FILE",
+		Description: `Reads the format of the public Mooncake traces (kvcache-ai/Mooncake,
+FAST'25): one JSON object a line, {"timestamp": MS, "input_length": N,
+"output_length": M, "hash_ids": [ID, ...]}, timestamp in milliseconds
+(optional), hash_ids naming the prompt's runs of --hash-block-tokens tokens
+(512 in the public traces): requests with equal leading ids share those
+tokens, which prefix caching reuses. Writes a trace CSV with arrived_at and
+the hash_ids and hash_block_tokens columns.
+
+Example:
+  ftk datasets import mooncake datasets/testdata/mooncake_small.jsonl -o mooncake.csv`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "trace CSV to write (required)"},
+			&cli.IntFlag{Name: "hash-block-tokens", Value: datasets.MooncakeHashBlockTokens, Usage: "tokens per hash id"},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 1 {
+				return usageError("datasets import mooncake needs one FILE argument")
+			}
+			out := cmd.String("output")
+			if out == "" {
+				return usageError("datasets import mooncake needs -o FILE")
+			}
+			reqs, err := datasets.ImportMooncake(cmd.Args().First(), cmd.Int("hash-block-tokens"))
+			if err != nil {
+				return err
+			}
+			if err := datasets.WriteTrace(out, reqs); err != nil {
+				return err
+			}
+			ids := 0
+			for _, r := range reqs {
+				ids += len(r.HashIDs)
+			}
+			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s: %d requests, %d hash ids of %d tokens\n", out, len(reqs), ids, cmd.Int("hash-block-tokens"))
+			return nil
+		},
+	}
 }

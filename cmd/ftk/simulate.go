@@ -35,6 +35,9 @@ func simulateCommand() *cli.Command {
 		&cli.FloatFlag{Name: "rate", Usage: "Poisson arrival rate of --workload in requests/s; for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
 		&cli.IntFlag{Name: "num-requests", Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: def.Workload.Seed, Usage: "seed of the generated workload"},
+		&cli.StringFlag{Name: "stages", Usage: "Poisson arrivals whose rate changes over time instead of --rate: DURATIONs@RATE,..., e.g. 60s@2,120s@8 (the last rate holds after its stage)"},
+		&cli.IntFlag{Name: "clients", Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
+		&cli.FloatFlag{Name: "think-time", Usage: "closed loop: clients' mean think time between a reply and the session's next turn, seconds (exponential)"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (default: the built-in roofline device model)"},
 		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_ms_per_step, host_speed, issue_scale, family_scale) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
@@ -46,6 +49,7 @@ func simulateCommand() *cli.Command {
 		&cli.FloatFlag{Name: "gpu-memory-utilization", Value: def.Engine.GPUMemoryUtilization, Usage: "share of GPU memory for weights, activations and KV cache"},
 		&cli.IntFlag{Name: "long-prefill-token-threshold", Usage: "most prompt tokens one request schedules per step (0: no limit)"},
 		&cli.BoolFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps (--enable-chunked-prefill=false to turn off)"},
+		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; not modelled in disaggregated mode)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between eagerly issued attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
@@ -91,12 +95,23 @@ Outputs in -o DIR: requests.csv and requests.arrow (one row per request, in
 completion order), summary.json (metrics and the full config) and config.yaml
 (rerun with --config DIR/config.yaml). The summary table goes to stdout.
 
+Prefix caching is on, as in vLLM V1: full KV blocks are cached under hashes
+chained from the first block and evicted least recently used; a request
+finds its longest cached prefix and prefills only the rest. Shared content
+comes from the workload (shared-prefix:..., sessions:...) or trace columns
+(session_id, prefix_hash + prefix_tokens, Mooncake hash_ids; see 'ftk
+datasets --help'). With --clients the requests come from closed-loop
+clients that wait for each reply.
+
 Examples:
   ftk simulate --model llama-3.1-8b --device h100 --trace ../shared/traces/splitwise_conv.csv -o out
   ftk simulate --model llama-3.3-70b --tp 4 --workload fixed:1024x256 --rate 4 --num-requests 500 --seed 1
   ftk simulate --config out/config.yaml -o out2 --chrome-trace out2/trace.json
   ftk simulate --model qwen3-30b-a3b --tp 8 --ep 8 --execution-mode eager --breakdown --workload fixed:1024x256 --rate 4 --num-requests 300
-  ftk simulate --model llama-3.1-8b --mode disaggregated --prefill-instances 1 --decode-instances 2 --kv-link-gbps 25 --workload splitwise-conv --rate 5 --num-requests 1000`,
+  ftk simulate --model llama-3.1-8b --mode disaggregated --prefill-instances 1 --decode-instances 2 --kv-link-gbps 25 --workload splitwise-conv --rate 5 --num-requests 1000
+  ftk simulate --model llama-3.1-8b --workload shared-prefix:groups=8,users=50,system=2000,question=200,output=64 --rate 6 --num-requests 400 --no-enable-prefix-caching
+  ftk simulate --model llama-3.1-8b --workload sessions:groups=16,users=4,system=1024,turns=8,question=128,output=128 --clients 64 --think-time 1 --num-requests 5000
+  ftk simulate --model llama-3.1-8b --workload splitwise-conv --stages 60s@2,60s@12,60s@4 --num-requests 2000`,
 		Flags:  flags,
 		Action: runSimulate,
 	}
@@ -130,6 +145,9 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("rate", func() { w.RatePerS = cmd.Float("rate") })
 	set("num-requests", func() { w.NumRequests = cmd.Int("num-requests") })
 	set("seed", func() { w.Seed = cmd.Uint64("seed") })
+	set("stages", func() { w.Stages = cmd.String("stages") })
+	set("clients", func() { w.Clients = cmd.Int("clients") })
+	set("think-time", func() { w.ThinkS = cmd.Float("think-time") })
 	set("max-num-batched-tokens", func() { e.MaxNumBatchedTokens = cmd.Int("max-num-batched-tokens") })
 	set("max-num-seqs", func() { e.MaxNumSeqs = cmd.Int("max-num-seqs") })
 	set("max-model-len", func() { e.MaxModelLen = cmd.Int("max-model-len") })
@@ -137,6 +155,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("gpu-memory-utilization", func() { e.GPUMemoryUtilization = cmd.Float("gpu-memory-utilization") })
 	set("long-prefill-token-threshold", func() { e.LongPrefillTokenThreshold = cmd.Int("long-prefill-token-threshold") })
 	set("enable-chunked-prefill", func() { e.EnableChunkedPrefill = cmd.Bool("enable-chunked-prefill") })
+	set("enable-prefix-caching", func() { e.EnablePrefixCaching = cmd.Bool("enable-prefix-caching") })
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
@@ -197,7 +216,9 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var opts simulate.Options
-	src, total, err := datasets.OpenRun(cfg.Workload.Trace, cfg.Workload.Workload, cfg.Workload.RatePerS, cfg.Workload.NumRequests, cfg.Workload.Seed)
+	wl := &cfg.Workload
+	src, total, err := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
+		Clients: wl.Clients, ThinkS: wl.ThinkS, N: wl.NumRequests, Seed: wl.Seed}.Open()
 	if err != nil {
 		return err
 	}
