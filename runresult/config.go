@@ -62,7 +62,7 @@ type EngineConfig struct {
 	AsyncScheduling bool `json:"async_scheduling" yaml:"async_scheduling"`
 	// EnablePrefixCaching reuses the KV blocks of prompt prefixes already
 	// computed (vLLM's --enable-prefix-caching, on by default in V1; see
-	// prefixCache). Disaggregated runs do not model it yet.
+	// prefixCache); in disaggregated runs, on the prefill instances.
 	EnablePrefixCaching bool `json:"enable_prefix_caching" yaml:"enable_prefix_caching"`
 }
 

@@ -17,7 +17,7 @@ const (
 type transfer struct {
 	req         spec.Request // OutputTokens: what the decode instance generates
 	src, dst    int
-	srcBlocks   int
+	srcKV       heldKV
 	dstBlocks   int
 	preemptions int32
 	readyS      float64 // prefill finished
@@ -99,9 +99,8 @@ func (g *disaggregation) prefilled(src int, r *reqState, nowS float64) {
 	bytes := float64(r.prompt) * g.bytesPerToken
 	g.transfers[id] = transfer{
 		req: spec.Request{ID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt), OutputTokens: out},
-		src: src, dst: dst, srcBlocks: int(r.blocks), preemptions: r.preemptions, readyS: nowS,
+		src: src, dst: dst, srcKV: g.prefill[src].sched.takeKV(r), preemptions: r.preemptions, readyS: nowS,
 		bytes: bytes, remaining: bytes}
-	r.blocks = 0 // the transfer holds them now
 	g.pending[dst].pushBack(id)
 	g.admit(dst, nowS)
 }
@@ -133,7 +132,7 @@ func (g *disaggregation) transferred(id int32, nowS float64) {
 		g.observer.observeTransfer(t, id, nowS)
 	}
 	p := g.prefill[t.src]
-	p.sched.releaseBlocks(t.srcBlocks)
+	p.sched.releaseKV(&t.srcKV)
 	p.kick(nowS)
 	d := g.decode[t.dst]
 	d.sched.admitTransferred(&t.req, t.dstBlocks, t.preemptions, ms)

@@ -132,3 +132,22 @@ func TestSharedPrefixWorkloadHitRate(t *testing.T) {
 		t.Error("same inputs, different results")
 	}
 }
+
+// Disaggregated: the prefill instances cache prefixes, so the shared-prefix
+// workload's hit rate is the analytic one there too, TTFT falls, and every
+// block of every instance comes back (runChecked).
+func TestDisaggregatedPrefillCachesPrefixes(t *testing.T) {
+	t.Setenv("FTK_SHARED", sharedDir)
+	cfg := disaggConfig(1, 1, 0, 0)
+	cfg.Workload = runresult.WorkloadConfig{Workload: "shared-prefix:groups=4,users=50,system=1600,question=160,output=32", RatePerS: 6, NumRequests: 200, Seed: 5}
+	on := runChecked(t, cfg)
+	cfg.Engine.EnablePrefixCaching = false
+	off := runChecked(t, cfg)
+	want := float64(200-4) * 1600 / float64(200*1760)
+	if pc := on.sum.Metrics.PrefixCache; math.Abs(pc.HitRate-want) > 0.01 {
+		t.Errorf("hit rate %.4f, analytic %.4f", pc.HitRate, want)
+	}
+	if !(on.sum.Metrics.TTFTMs.Mean < off.sum.Metrics.TTFTMs.Mean) {
+		t.Errorf("TTFT mean %g ms with caching, %g without", on.sum.Metrics.TTFTMs.Mean, off.sum.Metrics.TTFTMs.Mean)
+	}
+}

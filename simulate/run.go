@@ -161,9 +161,6 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 		}
 		dc := &cfg.Disaggregation
 		dc.Resolve(l)
-		// Not modelled yet: a prefill instance would keep cached blocks
-		// after handing a request's KV cache over.
-		e.EnablePrefixCaching = false
 		pre, err := newRole(dc.PrefillLayout)
 		if err != nil {
 			return nil, fmt.Errorf("prefill instances: %w", err)
@@ -180,8 +177,13 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 			prefill = append(prefill, newEngine(i, RolePrefill, &s.loop, pre.cost, sched, pre.layout.PP, e.AsyncScheduling, opts.Observer))
 		}
 		decodeRouter, _ := NewRouter(cfg.Router)
+		// Prefix caching runs on the prefill instances; a decode instance
+		// receives every request's whole prompt KV cache into blocks
+		// reserved for it, so it only counts blocks.
+		decodeEngine := cfg.Engine
+		decodeEngine.EnablePrefixCaching = false
 		for j := 0; j < dc.DecodeInstances; j++ {
-			sched := newScheduler(cfg.Engine, dec.memory.Blocks, s.col.itl, nil)
+			sched := newScheduler(decodeEngine, dec.memory.Blocks, s.col.itl, nil)
 			decode = append(decode, newEngine(dc.PrefillInstances+j, RoleDecode, &s.loop, dec.cost, sched, dec.layout.PP, e.AsyncScheduling, opts.Observer))
 		}
 		s.disagg = newDisaggregation(m, dc, s.col, decodeRouter, &s.loop, prefill, decode)

@@ -89,7 +89,7 @@ type scheduler struct {
 	// before its slot is released.
 	done func(r *reqState, nowS float64)
 	// holdKV keeps a finished request's KV blocks: done takes them over
-	// (r.blocks) and gives them back with releaseBlocks (a prefill
+	// (takeKV) and gives them back with releaseKV (a prefill
 	// instance holds a request's KV cache until it is transferred).
 	holdKV bool
 }
@@ -157,7 +157,31 @@ func (s *scheduler) reserve(n int) bool {
 	return true
 }
 
-// releaseBlocks returns n blocks taken over by done or reserve.
+// heldKV is a finished request's KV blocks that done took over (holdKV).
+type heldKV struct {
+	blocks int
+	kv     reqBlocks
+}
+
+// takeKV hands r's blocks over to the caller.
+func (s *scheduler) takeKV(r *reqState) heldKV {
+	h := heldKV{blocks: int(r.blocks), kv: r.kv}
+	r.blocks, r.kv = 0, reqBlocks{}
+	return h
+}
+
+// releaseKV gives back blocks taken with takeKV; with prefix caching
+// their content stays cached until evicted.
+func (s *scheduler) releaseKV(h *heldKV) {
+	if s.pc != nil {
+		s.pc.release(&h.kv)
+		s.freeBlocks = s.pc.numFree()
+		return
+	}
+	s.freeBlocks += h.blocks
+}
+
+// releaseBlocks returns n blocks taken over by reserve.
 func (s *scheduler) releaseBlocks(n int) { s.freeBlocks += n }
 
 // outstanding is the number of requests admitted and not finished.

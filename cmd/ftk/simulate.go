@@ -49,7 +49,7 @@ func simulateCommand() *cli.Command {
 		&cli.FloatFlag{Name: "gpu-memory-utilization", Value: def.Engine.GPUMemoryUtilization, Usage: "share of GPU memory for weights, activations and KV cache"},
 		&cli.IntFlag{Name: "long-prefill-token-threshold", Usage: "most prompt tokens one request schedules per step (0: no limit)"},
 		&cli.BoolFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps (--enable-chunked-prefill=false to turn off)"},
-		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; not modelled in disaggregated mode)"},
+		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; disaggregated: on the prefill instances)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between eagerly issued attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
