@@ -12,6 +12,11 @@
 //     token budget, max sequences, chunked prefill, running before waiting,
 //     paged KV cache, preemption by recompute) is separate from its timing
 //     mechanics (engine.go: steps, pipeline stages, batches in flight).
+//   - The KV cache either counts blocks or, with prefix caching (on by
+//     default, as in V1), is vLLM's block pool (prefixcache.go): blocks
+//     cached under hashes chained from the first block, named from the
+//     request's shared-content ids (blockcontent.go), never from tokens;
+//     a least-recently-used free queue; hits shorten the prefill.
 //   - CostModel prices one engine step on one pipeline stage and returns a
 //     breakdown by component (cost.StepCost). Package cost implements it
 //     (operators, predictors, roofline, launch, host, MoE, collectives);
@@ -19,6 +24,8 @@
 //     hides host time behind the forward pass before it (StepCost.WallMs).
 //   - Router spreads arriving requests over replicas; Source yields the
 //     arrivals one at a time, so a trace of any length runs in bounded memory.
+//     A FeedbackSource (closed-loop clients) is also told of every
+//     completion and sends what waited on it.
 //   - In a disaggregated run (disagg.go) prefill instances run prompts and
 //     hand each request's KV cache over a shared link (kvlink.go) to a
 //     decode instance that has blocks for it.
