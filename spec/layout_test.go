@@ -59,11 +59,16 @@ func TestParseConfigErrors(t *testing.T) {
 	cases := []struct {
 		name, json, wantErr string
 	}{
-		{"no-hidden", `{"num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8}`, "missing required field hidden_size"},
-		{"no-layers-vocab", `{"hidden_size": 8, "num_attention_heads": 4, "intermediate_size": 8}`, "missing required field num_hidden_layers, vocab_size"},
-		{"bad-json", `{"hidden_size": `, "model config bad-json"},
-		{"bad-kv", `{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10, "intermediate_size": 8}`, "num_key_value_heads 3 must divide"},
-		{"bad-topk", `{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 5, "moe_intermediate_size": 8}`, "num_experts_per_tok 5 must be in 1..4"},
+		{"no-hidden", `{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8}`, "missing required field hidden_size"},
+		{"no-layers-vocab", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_attention_heads": 4, "intermediate_size": 8}`, "missing required field num_hidden_layers, vocab_size"},
+		{"bad-json", `{"architectures": ["LlamaForCausalLM"], "hidden_size": `, "model config bad-json"},
+		{"bad-kv", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10, "intermediate_size": 8}`, "num_key_value_heads 3 must divide"},
+		{"bad-topk", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 5, "moe_intermediate_size": 8}`, "num_experts_per_tok 5 must be in 1..4"},
+		{"no-architectures", `{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8}`, `no "architectures" entry`},
+		{"unknown-arch", `{"architectures": ["FalconForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8}`, "architecture FalconForCausalLM is not one ftk prices"},
+		{"awq", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": "awq", "bits": 4}}`, `quant_method "awq" is not supported`},
+		{"int4-ct", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}}`, "4-bit weights is not supported"},
+		{"text-config-missing", `{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": {"model_type": "gemma3_text", "hidden_size": 8, "num_attention_heads": 4}}`, "missing required field num_hidden_layers, vocab_size"},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig(c.name, []byte(c.json))

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,8 +45,27 @@ type Model struct {
 	QKRopeHeadDim int `json:"qk_rope_head_dim"`
 	VHeadDim      int `json:"v_head_dim"`
 
-	// WeightBytes is bytes per weight element (2 for BF16, 1 for FP8).
+	// Local attention: AttentionWindow > 0 bounds the context a local
+	// layer attends to (Gemma's sliding window, Llama-4's chunk);
+	// GlobalAttentionEvery = n makes every n-th layer (1-based) global
+	// instead; 0 makes every layer local.
+	AttentionWindow      int `json:"attention_window,omitempty"`
+	GlobalAttentionEvery int `json:"global_attention_every,omitempty"`
+	// MoELayerStep = n makes every n-th layer (1-based) an MoE layer and
+	// the others dense (Llama-4 Maverick interleaves them); 0 or 1: all.
+	MoELayerStep int `json:"moe_layer_step,omitempty"`
+
+	// WeightBytes is bytes per weight element of the layers' linear
+	// weights (2 for BF16, 1 for FP8 / INT8); embeddings and the LM head
+	// stay BF16, as quantized checkpoints keep them.
 	WeightBytes int `json:"weight_bytes"`
+	// FP8Compute says the GEMMs run on FP8 (or INT8) tensor cores (W8A8).
+	FP8Compute bool `json:"fp8_compute,omitempty"`
+	// Quantization names the scheme read from the config ("" for BF16).
+	Quantization string `json:"quantization,omitempty"`
+	// Note states an approximation made reading the config (a wrapper
+	// priced as its language model).
+	Note string `json:"note,omitempty"`
 	// KVBytes is bytes per KV-cache element (2 for BF16).
 	KVBytes int `json:"kv_bytes"`
 }
@@ -59,120 +77,23 @@ func (m *Model) IsMoE() bool { return m.NumExperts > 0 }
 func (m *Model) IsMLA() bool { return m.KVLoraRank > 0 }
 
 // IsMoELayer reports whether layer i (0-based) is an MoE layer.
-func (m *Model) IsMoELayer(i int) bool { return m.IsMoE() && i >= m.FirstDenseLayers }
-
-// hfConfig mirrors the config.json keys that ftk reads. Pointers tell a
-// missing key from a zero.
-type hfConfig struct {
-	Architectures         []string        `json:"architectures"`
-	ModelType             string          `json:"model_type"`
-	HiddenSize            *int            `json:"hidden_size"`
-	IntermediateSize      *int            `json:"intermediate_size"`
-	NumHiddenLayers       *int            `json:"num_hidden_layers"`
-	NumAttentionHeads     *int            `json:"num_attention_heads"`
-	NumKeyValueHeads      *int            `json:"num_key_value_heads"`
-	HeadDim               *int            `json:"head_dim"`
-	VocabSize             *int            `json:"vocab_size"`
-	MaxPositionEmbeddings int             `json:"max_position_embeddings"`
-	TieWordEmbeddings     bool            `json:"tie_word_embeddings"`
-	AttentionBias         bool            `json:"attention_bias"`
-	UseQKNorm             *bool           `json:"use_qk_norm"`
-	NumExperts            int             `json:"num_experts"`
-	NumLocalExperts       int             `json:"num_local_experts"`
-	NRoutedExperts        int             `json:"n_routed_experts"`
-	NumExpertsPerTok      int             `json:"num_experts_per_tok"`
-	MoEIntermediateSize   int             `json:"moe_intermediate_size"`
-	NSharedExperts        int             `json:"n_shared_experts"`
-	SharedExpertInterm    int             `json:"shared_expert_intermediate_size"`
-	FirstKDenseReplace    int             `json:"first_k_dense_replace"`
-	QLoraRank             int             `json:"q_lora_rank"`
-	KVLoraRank            int             `json:"kv_lora_rank"`
-	QKNopeHeadDim         int             `json:"qk_nope_head_dim"`
-	QKRopeHeadDim         int             `json:"qk_rope_head_dim"`
-	VHeadDim              int             `json:"v_head_dim"`
-	TorchDtype            string          `json:"torch_dtype"`
-	Dtype                 string          `json:"dtype"`
-	QuantizationConfig    json.RawMessage `json:"quantization_config"`
+func (m *Model) IsMoELayer(i int) bool {
+	return m.IsMoE() && i >= m.FirstDenseLayers && (m.MoELayerStep <= 1 || (i+1)%m.MoELayerStep == 0)
 }
 
-// ParseConfig reads a Hugging Face style config.json. name labels the model
-// in errors and outputs.
-func ParseConfig(name string, data []byte) (*Model, error) {
-	var c hfConfig
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("model config %s: %w", name, err)
-	}
-	var missing []string
-	need := func(key string, v *int) int {
-		if v == nil {
-			missing = append(missing, key)
-			return 0
-		}
-		return *v
-	}
-	m := &Model{Name: name, ModelType: c.ModelType}
-	if len(c.Architectures) > 0 {
-		m.Architecture = c.Architectures[0]
-	}
-	m.HiddenSize = need("hidden_size", c.HiddenSize)
-	m.NumLayers = need("num_hidden_layers", c.NumHiddenLayers)
-	m.NumHeads = need("num_attention_heads", c.NumAttentionHeads)
-	m.VocabSize = need("vocab_size", c.VocabSize)
-	m.NumExperts = firstNonZero(c.NumExperts, c.NumLocalExperts, c.NRoutedExperts)
-	if c.IntermediateSize != nil {
-		m.IntermediateSize = *c.IntermediateSize
-	} else if m.NumExperts == 0 {
-		missing = append(missing, "intermediate_size")
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("model config %s: missing required field %s", name, strings.Join(missing, ", "))
-	}
-	m.NumKVHeads = m.NumHeads
-	if c.NumKeyValueHeads != nil {
-		m.NumKVHeads = *c.NumKeyValueHeads
-	}
-	if c.HeadDim != nil && *c.HeadDim > 0 {
-		m.HeadDim = *c.HeadDim
-	} else if m.NumHeads > 0 {
-		m.HeadDim = m.HiddenSize / m.NumHeads
-	}
-	m.MaxPosition = c.MaxPositionEmbeddings
-	m.TiedEmbeddings = c.TieWordEmbeddings
-	m.AttentionBias = c.AttentionBias
-	m.QKNorm = c.ModelType == "qwen3" || c.ModelType == "qwen3_moe"
-	if c.UseQKNorm != nil {
-		m.QKNorm = *c.UseQKNorm
-	}
-	m.GatedMLP = true // every architecture in the catalog uses SwiGLU
-	if m.NumExperts > 0 {
-		m.TopK = c.NumExpertsPerTok
-		m.MoEIntermediateSize = firstNonZero(c.MoEIntermediateSize, m.IntermediateSize)
-		m.SharedExperts = c.NSharedExperts
-		m.SharedExpertIntermediateSize = c.SharedExpertInterm
-		m.FirstDenseLayers = c.FirstKDenseReplace
-		if m.SharedExpertIntermediateSize > 0 && m.SharedExperts == 0 {
-			m.SharedExperts = 1
-		}
-	}
-	m.QLoraRank, m.KVLoraRank = c.QLoraRank, c.KVLoraRank
-	m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim = c.QKNopeHeadDim, c.QKRopeHeadDim, c.VHeadDim
-	m.WeightBytes, m.KVBytes = 2, 2
-	if len(c.QuantizationConfig) > 0 && strings.Contains(string(c.QuantizationConfig), "fp8") {
-		m.WeightBytes = 1
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	return m, nil
+// IsLocalAttentionLayer reports whether layer i (0-based) attends only
+// within AttentionWindow tokens.
+func (m *Model) IsLocalAttentionLayer(i int) bool {
+	return m.AttentionWindow > 0 && (m.GlobalAttentionEvery <= 0 || (i+1)%m.GlobalAttentionEvery != 0)
 }
 
-func firstNonZero(v ...int) int {
-	for _, x := range v {
-		if x != 0 {
-			return x
-		}
+// AttentionContext is the context layer i attends to when a sequence has
+// ctx tokens cached: all of them, or at most the window of a local layer.
+func (m *Model) AttentionContext(i, ctx int) int {
+	if m.IsLocalAttentionLayer(i) {
+		return min(ctx, m.AttentionWindow)
 	}
-	return 0
+	return ctx
 }
 
 // Validate checks that the architecture is self-consistent.

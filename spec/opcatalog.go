@@ -21,7 +21,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 		kvh = qh
 	}
 	lin := func(name string, k, n, kernels int) Op {
-		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, K: k, N: n, ElemBytes: eb}
+		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, K: k, N: n, ElemBytes: eb, FP8: m.FP8Compute}
 	}
 	elem := func(name string, width, kernels int) Op {
 		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, Width: width, ElemBytes: ab}
@@ -76,7 +76,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	ops = append(ops,
 		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, LocalExperts: m.NumExperts / l.EP, ElemBytes: ab},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
-			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb})
+			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute})
 	if m.SharedExperts > 0 {
 		sw := m.SharedExpertIntermediateSize
 		if sw == 0 {
@@ -104,7 +104,8 @@ func ModelOps(m *Model, l Layout) (first, last []Op, between *Op) {
 	l = l.Normalize()
 	first = []Op{{Name: OpEmb, Family: FamilyLinear, Kernels: 1, Width: m.HiddenSize, ElemBytes: 2}}
 	last = []Op{
-		{Name: OpLMHead, Family: FamilyLinear, Kernels: 2, K: m.HiddenSize, N: m.VocabSize / l.TP, ElemBytes: m.WeightBytes},
+		// The LM head stays BF16 in quantized checkpoints.
+		{Name: OpLMHead, Family: FamilyLinear, Kernels: 2, K: m.HiddenSize, N: m.VocabSize / l.TP, ElemBytes: 2},
 	}
 	if l.PP > 1 {
 		between = &Op{Name: OpSendRecv, Family: FamilyCollective, Kernels: 1, Width: m.HiddenSize, Workers: 2, ElemBytes: 2}

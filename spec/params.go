@@ -123,7 +123,8 @@ func (m *Model) layerWeightBytesPerGPU(i int, l Layout) int64 {
 // (last stage), vocabulary-split over TP.
 func (m *Model) WeightBytesPerGPU(l Layout) int64 {
 	l = l.Normalize()
-	emb := int64(m.VocabSize) * int64(m.HiddenSize) / int64(l.TP) * int64(m.WeightBytes)
+	// Embeddings and LM head stay BF16 in quantized checkpoints.
+	emb := int64(m.VocabSize) * int64(m.HiddenSize) / int64(l.TP) * 2
 	var worst int64
 	for s := 0; s < l.PP; s++ {
 		first, end := l.StageLayers(m, s)

@@ -58,7 +58,7 @@ func TestModelsOps(t *testing.T) {
 func TestBadInputOneLineNonZero(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
-	if err := os.WriteFile(bad, []byte(`{"num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}`), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte(`{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
