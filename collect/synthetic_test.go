@@ -84,8 +84,11 @@ func TestSyntheticGatingContext(t *testing.T) {
 	}
 	std := measureOp(t, b, m, p, shape(spec.GatingPrefillHot, RoutingStandard), spec.OpMoERoutingTopK, spec.CUDAEvent)
 	uni := measureOp(t, b, m, p, shape(spec.GatingPrefillHot, RoutingUniform), spec.OpMoERoutingTopK, spec.CUDAEvent)
-	if uni.Median >= std.Median {
-		t.Errorf("uniform_topk %.4f ms not below standard_fused_topk %.4f ms", uni.Median, std.Median)
+	// The uniform path runs a kernel per expert choice (the H800 profiles:
+	// 52-56 us at top-8, 16 us at top-2), so at Qwen3's top-8 it costs
+	// more than the standard fused top-k's three kernels.
+	if uni.Median <= std.Median {
+		t.Errorf("uniform_topk %.4f ms not above standard_fused_topk %.4f ms at top-8", uni.Median, std.Median)
 	}
 }
 

@@ -107,12 +107,15 @@ func (r Roofline) TimeMs(o *Op, x []float64, measurement string) float64 {
 // standalone_legacy gating op, timed cold, pays the generation's
 // ColdHostFactor times its host terms in CUDA_EVENT timings (its kernels
 // are the same),
-// and the uniform_topk routing path skips the softmax kernel of the
-// standard fused top-k.
+// and the uniform_topk routing path runs one kernel per expert choice
+// instead of the standard fused top-k's three.
 func (r Roofline) ContextTimeMs(o *Op, x []float64, measurement, gatingContext, routingPath string) float64 {
 	op := *o
 	if op.Name == OpMoERoutingTopK && routingPath == RoutingPathUniform {
-		op.Kernels = max(1, op.Kernels-1)
+		// The profilers' round-robin assignment runs about one kernel per
+		// expert choice: on the H800 profiles it takes 52-56 us at top-8
+		// (Qwen3) and 16 us at top-2 (Phi-tiny-MoE), KERNEL_ONLY.
+		op.Kernels = max(1, op.TopK)
 	}
 	if f := r.Device.Curves.ColdHostFactor; f > 0 && gatingContext == GatingStandalone && (op.Name == OpMoEGatingLinear || op.Name == OpMoERoutingTopK) {
 		cold := *r.Device
