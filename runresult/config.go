@@ -64,6 +64,10 @@ type EngineConfig struct {
 	// computed (vLLM's --enable-prefix-caching, on by default in V1; see
 	// prefixCache); in disaggregated runs, on the prefill instances.
 	EnablePrefixCaching bool `json:"enable_prefix_caching" yaml:"enable_prefix_caching"`
+	// KVCacheDtype is vLLM's --kv-cache-dtype: "" or auto (the model's
+	// dtype), bfloat16, fp8, fp8_e4m3 or fp8_e5m2; fp8 halves the KV bytes
+	// per token (more blocks) and the bytes decode attention reads.
+	KVCacheDtype string `json:"kv_cache_dtype,omitempty" yaml:"kv_cache_dtype,omitempty"`
 }
 
 // WorkloadConfig names the arrivals: a trace file or a generated workload.
@@ -193,6 +197,9 @@ func (c *Config) Validate() error {
 	case "", cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise:
 	default:
 		return bad("unknown execution_mode %q: use %s, %s or %s", e.ExecutionMode, cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise)
+	}
+	if _, err := spec.KVCacheBytes(e.KVCacheDtype); err != nil {
+		return bad("%v", err)
 	}
 	if e.MaxCUDAGraphCaptureSize < 0 {
 		return bad("max_cudagraph_capture_size must not be negative, got %d", e.MaxCUDAGraphCaptureSize)

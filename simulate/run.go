@@ -86,6 +86,9 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m, err = m.WithKVCacheDtype(cfg.Engine.KVCacheDtype); err != nil {
+		return nil, err
+	}
 	d, err := spec.LookupDevice(cfg.Device)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between eagerly issued attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
 		&cli.IntFlag{Name: "max-cudagraph-capture-size", Aliases: []string{"cuda-graph-max-batch"}, Usage: "largest batch replayed as a CUDA graph (0: min(2 x max-num-seqs, 512), as vLLM)"},
 		&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling)"},
+		&cli.StringFlag{Name: "kv-cache-dtype", Usage: "KV cache element type (vLLM --kv-cache-dtype): auto (the model's), bfloat16, fp8, fp8_e4m3, fp8_e5m2; fp8 halves KV bytes per token"},
 		&cli.StringFlag{Name: "host-bundle", Usage: "fit bundle of HOST_WALL predictors (a CPU-overhead profile) for the host time of a step (default: the documented default host model of the device class)"},
 		&cli.StringFlag{Name: "moe-routing", Usage: "MoE routing: uniform (default), skewed (Zipf, see --moe-skew), replay (--moe-histogram) or even (no imbalance)"},
 		&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed routing (default 1)"},
@@ -160,6 +161,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
 	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
+	set("kv-cache-dtype", func() { e.KVCacheDtype = cmd.String("kv-cache-dtype") })
 	set("host-bundle", func() { cfg.HostBundle = cmd.String("host-bundle") })
 	mo := &cfg.MoE
 	set("moe-routing", func() { mo.Routing = cmd.String("moe-routing") })

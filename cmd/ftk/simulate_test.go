@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,39 @@ func TestSimulateNewOptionsBadInput(t *testing.T) {
 				t.Errorf("a failed run created %s", out)
 			}
 		})
+	}
+}
+
+// --kv-cache-dtype fp8 halves the KV bytes per token: twice the blocks in
+// the same memory; an unknown dtype is refused with the accepted ones.
+func TestSimulateKVCacheDtype(t *testing.T) {
+	blocks := func(dtype string) string {
+		args := []string{"simulate", "--model", "llama-3.1-8b", "--device", "h100", "--workload", "fixed:256x16",
+			"--rate", "10", "--num-requests", "20", "--seed", "1", "-o", t.TempDir()}
+		if dtype != "" {
+			args = append(args, "--kv-cache-dtype", dtype)
+		}
+		out, errOut, code := ftk(t, args...)
+		if code != 0 {
+			t.Fatalf("--kv-cache-dtype %q: exit %d: %s", dtype, code, errOut)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "KV cache") {
+				return strings.Fields(line)[2]
+			}
+		}
+		t.Fatalf("no KV cache line:\n%s", out)
+		return ""
+	}
+	bf16, fp8 := blocks(""), blocks("fp8")
+	var b, f int
+	fmt.Sscan(bf16, &b)
+	fmt.Sscan(fp8, &f)
+	if b == 0 || f != 2*b {
+		t.Errorf("KV blocks: %d with BF16, %d with fp8; want twice", b, f)
+	}
+	_, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--kv-cache-dtype", "int3", "--workload", "fixed:8x8", "--num-requests", "2", "-o", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, `unknown KV cache dtype "int3"`) {
+		t.Errorf("int3: exit %d, %s", code, errOut)
 	}
 }
