@@ -123,7 +123,8 @@ func (cm *OpCostModel) Report() CostModelReport {
 		for _, gs := range []struct {
 			g     *opGroup
 			steps int64
-		}{{&st.tokens, st.steps}, {&st.seqs, st.steps}, {&st.prefill, st.prefillSteps}, {&st.decode, st.decodeSteps}, {&st.routed, st.steps}} {
+		}{{&st.tokens, st.steps}, {&st.seqs, st.steps}, {&st.prefill, st.prefillSteps}, {&st.decode, st.decodeSteps},
+			{&st.prefillLocal, st.prefillSteps}, {&st.decodeLocal, st.decodeSteps}, {&st.routed, st.steps}} {
 			for i := range gs.g.ops {
 				p := &gs.g.ops[i]
 				k := p.key.String()

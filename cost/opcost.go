@@ -103,6 +103,9 @@ type opGroup struct {
 
 type stageModel struct {
 	tokens, seqs, prefill, decode opGroup
+	// prefillLocal and decodeLocal are the attention of local layers
+	// (sliding window, chunked): their context is capped at the window.
+	prefillLocal, decodeLocal opGroup
 	// routed holds the MoE ops priced from routing draws; routers is the
 	// router of each MoE layer on the stage.
 	routed                           opGroup
@@ -160,11 +163,18 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 			moeLayer := false
 			for _, o := range spec.LayerOps(m, l, i) {
 				g := &st.tokens
+				local := m.IsLocalAttentionLayer(i)
 				switch o.Name {
 				case spec.OpAttnPrefill:
 					g = &st.prefill
+					if local {
+						g = &st.prefillLocal
+					}
 				case spec.OpAttnDecode:
 					g = &st.decode
+					if local {
+						g = &st.decodeLocal
+					}
 				case spec.OpMoEGroupedGEMM:
 					if drawn {
 						g, moeLayer = &st.routed, true
@@ -192,7 +202,7 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 		} else if between != nil {
 			cm.addOp(&st.tokens, *between, c.Predictors)
 		}
-		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode, &st.routed} {
+		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode, &st.prefillLocal, &st.decodeLocal, &st.routed} {
 			if len(g.ops) > 64 {
 				return nil, fmt.Errorf("simulate: stage %d has %d distinct ops, more than the 64 the cost cache tracks", s, len(g.ops))
 			}
@@ -412,6 +422,9 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		st.decodeCtxSum += kv
 		cm.attention(&st.decode, n, kv, c)
 	}
+	if w := cm.model.AttentionWindow; w > 0 {
+		cm.localAttention(st, b, w, c)
+	}
 	// The CPU timeline beside the GPU's (issue.go): the same for KERNEL_ONLY
 	// and CUDA_EVENT times and the roofline (what each already holds is
 	// spelled out on issueModel).
@@ -430,8 +443,11 @@ func (cm *OpCostModel) Measurement() string { return cm.measurement }
 // from: a profiled predictor or the roofline (ops the predictors lack).
 func (cm *OpCostModel) OpSources() (predicted, roofline []string) {
 	for _, st := range cm.stages {
-		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode} {
+		for _, g := range []*opGroup{&st.tokens, &st.seqs, &st.prefill, &st.decode, &st.prefillLocal, &st.decodeLocal} {
 			for _, p := range g.ops {
+				if g == &st.prefillLocal && len(st.prefill.ops) > 0 || g == &st.decodeLocal && len(st.decode.ops) > 0 {
+					continue // the same operators as the global layers'
+				}
 				if p.pred != nil {
 					predicted = append(predicted, p.op.Name)
 				} else {
@@ -441,4 +457,29 @@ func (cm *OpCostModel) OpSources() (predicted, roofline []string) {
 		}
 	}
 	return predicted, roofline
+}
+
+// localAttention prices the attention of local layers (sliding window,
+// chunked local attention): each sequence attends to at most w cached
+// tokens.
+func (cm *OpCostModel) localAttention(st *stageModel, b *BatchShape, w int, c *StepCost) {
+	if len(b.PrefillChunks) > 0 && len(st.prefillLocal.ops) > 0 {
+		var sq, ck float64
+		for i, n := range b.PrefillChunks {
+			sq += float64(n) * float64(n)
+			ck += float64(n) * float64(min(b.PrefillContexts[i], w))
+		}
+		if sq > 0 {
+			chunk := math.Sqrt(sq)
+			cm.attention(&st.prefillLocal, ck/chunk, chunk, c)
+		}
+	}
+	if len(b.DecodeContexts) > 0 && len(st.decodeLocal.ops) > 0 {
+		var sum float64
+		for _, k := range b.DecodeContexts {
+			sum += float64(min(k, w))
+		}
+		n := float64(len(b.DecodeContexts))
+		cm.attention(&st.decodeLocal, n, sum/n, c)
+	}
 }

@@ -84,12 +84,25 @@ Examples:
 					fmt.Fprintf(w, "layers\t%d\n", m.NumLayers)
 					fmt.Fprintf(w, "hidden size\t%d\n", m.HiddenSize)
 					fmt.Fprintf(w, "attention\t%d heads, %d KV heads, head dim %d%s\n", m.NumHeads, m.NumKVHeads, m.HeadDim, mlaNote(m))
+					if m.AttentionWindow > 0 {
+						global := "none"
+						if m.GlobalAttentionEvery > 0 {
+							global = fmt.Sprintf("every %d", m.GlobalAttentionEvery)
+						}
+						fmt.Fprintf(w, "local attention\twindow %d tokens, global layers: %s\n", m.AttentionWindow, global)
+					}
 					if m.IsMoE() {
 						fmt.Fprintf(w, "experts\t%d routed (top-%d), width %d, %d shared, first %d layers dense\n", m.NumExperts, m.TopK, m.MoEIntermediateSize, m.SharedExperts, m.FirstDenseLayers)
 					} else {
 						fmt.Fprintf(w, "MLP width\t%d\n", m.IntermediateSize)
 					}
 					fmt.Fprintf(w, "vocabulary\t%d\n", m.VocabSize)
+					if m.Quantization != "" {
+						fmt.Fprintf(w, "quantization\t%s (%d-byte layer weights)\n", m.Quantization, m.WeightBytes)
+					}
+					if m.Note != "" {
+						fmt.Fprintf(w, "note\t%s\n", m.Note)
+					}
 					fmt.Fprintf(w, "parameters\t%s total, %s active per token\n", billions(total), billions(active))
 					fmt.Fprintf(w, "layout\t%s (%d GPUs)\n", l, l.GPUs())
 					fmt.Fprintf(w, "weights per GPU\t%.2f GiB\n", float64(m.WeightBytesPerGPU(l))/(1<<30))
