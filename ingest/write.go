@@ -144,6 +144,10 @@ func isManifest(path string) bool {
 	return bytes.Contains(head[:n], []byte(`"kind": "`+dataset.ManifestKind+`"`))
 }
 
+// MaxBatchRows is the most samples in one record batch of a dataset file:
+// about 30 MB of columns, far under any reader's limit on a batch body.
+const MaxBatchRows = 1 << 17
+
 // writeArrow writes one output file to w and returns its sha256.
 func writeArrow(w io.Writer, f *outFile, b *build) (string, error) {
 	schema := fileSchema(f, b.m.Device, b.tab)
@@ -155,8 +159,19 @@ func writeArrow(w io.Writer, f *outFile, b *build) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := aw.Write(rec); err != nil {
-		return "", err
+	// Bounded record batches: a reader holds one batch body in memory, and
+	// Arrow readers refuse bodies over 256 MiB (arrow-go's default limit),
+	// so one batch per file would make a large dataset unreadable.
+	n := rec.NumRows()
+	for lo := int64(0); lo == 0 || lo < n; lo += MaxBatchRows {
+		part := rec
+		if n > MaxBatchRows {
+			part = rec.NewSlice(lo, min(lo+MaxBatchRows, n))
+			defer part.Release()
+		}
+		if err := aw.Write(part); err != nil {
+			return "", err
+		}
 	}
 	if err := aw.Close(); err != nil {
 		return "", err
