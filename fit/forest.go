@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -40,7 +40,7 @@ func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers i
 	if w != nil && len(w) != len(y) {
 		return nil, fmt.Errorf("forest: %d rows and %d weights", len(y), len(w))
 	}
-	cum := cumulative(w)
+	al := newAlias(w)
 	d := len(x[0])
 	bd := binColumns(x, d)
 	if workers < 1 {
@@ -54,7 +54,7 @@ func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers i
 		go func() {
 			defer wg.Done()
 			g := newTreeGrower(bd, y, d, p)
-			g.cum = cum
+			g.al = al
 			for t := range next {
 				trees[t] = g.grow(rand.New(rand.NewPCG(p.Seed, uint64(t)+1)))
 			}
@@ -83,23 +83,58 @@ func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers i
 	return f, nil
 }
 
-// cumulative returns the running sums of w (nil for nil or uniform w).
-func cumulative(w []float64) []float64 {
-	if w == nil {
+// alias draws indices with probability proportional to their weights in
+// constant time (Vose's alias method): index i is kept with probability
+// prob[i], else replaced by alias[i].
+type alias struct {
+	prob  []float64
+	alias []int32
+}
+
+// newAlias builds the table of weights w; nil for nil or uniform w.
+func newAlias(w []float64) *alias {
+	if w == nil || !slices.ContainsFunc(w, func(v float64) bool { return v != w[0] }) {
 		return nil
 	}
-	uniform := true
-	cum := make([]float64, len(w))
-	var s float64
+	n := len(w)
+	var total float64
+	for _, v := range w {
+		total += v
+	}
+	a := &alias{prob: make([]float64, n), alias: make([]int32, n)}
+	scaled := make([]float64, n)
+	var small, large []int32
 	for i, v := range w {
-		s += v
-		cum[i] = s
-		uniform = uniform && v == w[0]
+		scaled[i] = v * float64(n) / total
+		if scaled[i] < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
 	}
-	if uniform {
-		return nil
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		a.prob[s], a.alias[s] = scaled[s], l
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
 	}
-	return cum
+	for _, i := range append(small, large...) {
+		a.prob[i], a.alias[i] = 1, i
+	}
+	return a
+}
+
+// draw returns one index.
+func (a *alias) draw(r *rand.Rand) int32 {
+	i := int32(r.IntN(len(a.prob)))
+	if r.Float64() < a.prob[i] {
+		return i
+	}
+	return a.alias[i]
 }
 
 // treeGrower holds the scratch space of one worker.
@@ -109,8 +144,8 @@ type treeGrower struct {
 	d    int
 	p    bundle.ForestParams
 	mtry int
-	// cum holds the cumulative bootstrap weights (nil: uniform draws).
-	cum []float64
+	// al draws bootstrap rows by weight (nil: uniform draws).
+	al *alias
 
 	idx   []int32 // bootstrap rows, partitioned in place node by node
 	feats []int
@@ -139,14 +174,13 @@ type span struct {
 // grow builds one tree on a bootstrap sample drawn with r.
 func (g *treeGrower) grow(r *rand.Rand) []bundle.Node {
 	n := len(g.y)
-	if g.cum == nil {
+	if g.al == nil {
 		for i := range g.idx {
 			g.idx[i] = int32(r.IntN(n))
 		}
 	} else {
-		total := g.cum[n-1]
 		for i := range g.idx {
-			g.idx[i] = int32(min(sort.SearchFloat64s(g.cum, r.Float64()*total), n-1))
+			g.idx[i] = g.al.draw(r)
 		}
 	}
 	// The feature order is permuted in place per split: start every tree

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -161,5 +162,27 @@ func TestBinEdges(t *testing.T) {
 	}
 	if e := binEdges([]float64{1, 2, 2, 4}); e[0] != 1.5 || e[1] != 3 {
 		t.Errorf("edges %v, want midpoints [1.5 3]", e)
+	}
+}
+
+// TestWeightedBootstrap: the alias table draws each index in proportion to
+// its weight.
+func TestWeightedBootstrap(t *testing.T) {
+	w := []float64{1, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 1}
+	a := newAlias(w)
+	r := rand.New(rand.NewPCG(1, 2))
+	count := make([]float64, len(w))
+	const draws = 400000
+	for i := 0; i < draws; i++ {
+		count[a.draw(r)]++
+	}
+	for i, v := range w {
+		want := v / 4 * draws
+		if math.Abs(count[i]-want) > 0.02*want {
+			t.Errorf("index %d drawn %.0f times, want about %.0f", i, count[i], want)
+		}
+	}
+	if newAlias([]float64{2, 2, 2}) != nil || newAlias(nil) != nil {
+		t.Error("uniform weights need no table")
 	}
 }

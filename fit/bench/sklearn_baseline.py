@@ -8,7 +8,8 @@ scikit-learn's RandomForestRegressor the way Vidur/Frontier train it
 (n_estimators=250, random_state=0, all other arguments default; features:
 linear ops [num_tokens], prefill attention [kv_cache_size,
 prefill_chunk_size^2], decode attention [batch_size, kv_cache_size]; target:
-the median) on the same folds. Prints "key,mape_pct" lines.
+the median) on the same folds; with a single fold it trains on every row
+and scores them in-sample. Prints "key,mape_pct" lines.
 
 Usage: sklearn_baseline.py FOLDS_CSV
 """
@@ -35,7 +36,12 @@ def main(path):
         X = np.array([[float(v) for v in x[2:2 + nfeat] if v != ""] for x in rows])
         y = np.array([float(x[2 + nfeat]) for x in rows])
         pred = np.zeros_like(y)
-        for k in np.unique(fold):
+        folds = np.unique(fold)
+        if len(folds) == 1:  # one fold: train on every row, score in-sample
+            m = RandomForestRegressor(n_estimators=250, random_state=0, n_jobs=-1)
+            m.fit(X, y)
+            pred = m.predict(X)
+        for k in folds if len(folds) > 1 else []:
             test = fold == k
             m = RandomForestRegressor(n_estimators=250, random_state=0, n_jobs=-1)
             m.fit(X[~test], y[~test])
