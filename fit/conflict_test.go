@@ -83,6 +83,17 @@ func TestFitKeepsEveryRow(t *testing.T) {
 	if len(m.Groups) != 3 {
 		t.Errorf("groups: %+v", m.Groups)
 	}
+	// --repeats median trains on one row per shape, and still scores
+	// every row.
+	b, err = Fit(&TrainingSet{Model: "qwen3-30b-a3b", Measurement: spec.CUDAEvent, Ops: []OpRows{{Key: k, Rows: rows}}}, Options{Seed: 1, Trees: 8, Repeats: bundle.RepeatsMedian})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = b.Predictor(k)
+	_, n := shapes(rows)
+	if m := p.Meta(); m.TrainRows != n || m.AllRows.Rows != len(rows) || b.Meta().Repeats != bundle.RepeatsMedian {
+		t.Errorf("median: trained on %d rows (%d shapes), scored %d of %d", m.TrainRows, n, m.AllRows.Rows, len(rows))
+	}
 }
 
 const groupMixed = "mixed"
