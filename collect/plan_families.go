@@ -301,6 +301,14 @@ func (p *planner) host() []Shape {
 		for _, b := range LogGrid(1, p.maxSeqs(), hostPerOctave) {
 			add(b, 0, b)
 		}
+		// The host issue costs, once per TP degree (they do not depend on
+		// the batch).
+		var issue []spec.Op
+		for _, n := range spec.IssueOps() {
+			issue = append(issue, spec.Op{Name: n, Family: spec.FamilyCPU})
+		}
+		out = append(out, Shape{Family: spec.FamilyCPU, Kind: KindIssue, Layout: l, Ops: issue,
+			Tokens: 1, BatchSize: 1, DecodeTokens: 1})
 		for _, pre := range LogGrid(1, p.maxChunk(), 1) {
 			add(1, pre, 0)
 		}

@@ -15,6 +15,7 @@ const (
 	TimingKernelOnly = "kernel_only" // spec.KernelOnly
 	TimingCPU        = "cpu"         // spec.CPUTime: an op timed on the host CPU
 	TimingHost       = "host"        // spec.HostWall: host-side engine work
+	TimingIssue      = "issue"       // host issue costs (spec.IssueOps), GPU queue kept busy
 )
 
 // timingOf maps a measurement type to the protocol's timing method.
@@ -114,7 +115,7 @@ func newRequest(m *spec.Model, s *Shape, o *spec.Op, measurement string, warmup,
 	}
 	return &Request{
 		ID: s.ID + ":" + o.Name + ":" + measurement, Family: string(o.Family), Op: o.Name, Shape: sh,
-		Warmup: warmup, Repeats: repeats, Timing: timingOf(measurement),
+		Warmup: warmup, Repeats: repeats, Timing: timingOfShape(s, measurement),
 		op: o, features: s.Features(o), measurement: measurement,
 	}
 }
@@ -171,4 +172,13 @@ func (r *Response) validate() error {
 		return fmt.Errorf("response %s: inconsistent stats min=%g median=%g max=%g", r.ID, st.Min, st.Median, st.Max)
 	}
 	return nil
+}
+
+// timingOfShape is the timing method of a shape's requests: host issue
+// costs have their own (the worker times issues, not kernels).
+func timingOfShape(s *Shape, measurement string) string {
+	if s.Kind == KindIssue {
+		return TimingIssue
+	}
+	return timingOf(measurement)
 }

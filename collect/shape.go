@@ -21,6 +21,8 @@ const (
 	KindSingleRoute  = "single_route"  // MoE: one token routed to one local expert
 	KindCollective   = "collective"
 	KindHost         = "host"
+	// KindIssue shapes time the host issue costs (spec.IssueOps).
+	KindIssue = "issue"
 )
 
 // Shape is one planned measurement: an operator family at one point of its
@@ -73,7 +75,7 @@ func (s *Shape) key() string {
 	if s.Collective != "" {
 		fmt.Fprintf(&b, "|coll=%s|w=%d|size=%d", s.Collective, s.Workers, s.SizeBytes)
 	}
-	if s.Kind == KindHost {
+	if s.Kind == KindHost || s.Kind == KindIssue {
 		fmt.Fprintf(&b, "|b=%d|p=%d|d=%d", s.BatchSize, s.PrefillTokens, s.DecodeTokens)
 	}
 	return b.String()

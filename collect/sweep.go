@@ -172,10 +172,15 @@ type outcome struct {
 	err        error
 }
 
-// measurementsOf returns the measurement types shape family f is timed
-// with.
-func (s *sweep) measurementsOf(f spec.Family) []string {
-	if f == spec.FamilyCPU {
+// measurementsOf returns the measurement types shape sh is timed with:
+// host shapes are HOST_WALL, except host issue costs timed by the torch
+// worker on a CPU, which hold only the Python and dispatcher part and are
+// labelled CPU.
+func (s *sweep) measurementsOf(sh *Shape) []string {
+	if sh.Family == spec.FamilyCPU {
+		if sh.Kind == KindIssue && s.o.Backend == BackendTorch && s.o.Torch.DeviceKind == KindCPU {
+			return []string{spec.CPUTime}
+		}
 		return []string{spec.HostWall}
 	}
 	return s.o.Measurements
@@ -196,7 +201,7 @@ func (s *sweep) openFiles() ([]job, error) {
 	ops := map[profilecsv.File][]string{}
 	for i := range s.plan.Shapes { // headers from the whole plan: shards share them
 		sh := &s.plan.Shapes[i]
-		for _, m := range s.measurementsOf(sh.Family) {
+		for _, m := range s.measurementsOf(sh) {
 			k := s.keyOf(sh, m)
 			for _, o := range sh.Ops {
 				if !slices.Contains(ops[k], o.Name) {
@@ -272,7 +277,7 @@ func (s *sweep) openFiles() ([]job, error) {
 		sh := &s.shapes[i]
 		s.meta.Families[string(sh.Family)].Shapes++
 		var pending []string
-		for _, m := range s.measurementsOf(sh.Family) {
+		for _, m := range s.measurementsOf(sh) {
 			if !done[s.keyOf(sh, m)][sh.ID] {
 				pending = append(pending, m)
 			}
@@ -446,6 +451,9 @@ func (s *sweep) measureOnce(ctx context.Context, worker int, b Backend, sh *Shap
 	before, sampled := s.sample(worker)
 	for i := range sh.Ops {
 		o := &sh.Ops[i]
+		if o.Name == spec.OpIssueGraph && measurement == spec.CPUTime {
+			continue // a CPU has no CUDA graph to replay: the column stays blank
+		}
 		req := newRequest(s.o.Plan.Model, sh, o, measurement, s.o.Warmup, s.o.Repeats)
 		resp, err := b.Measure(ctx, req)
 		if err == nil {
@@ -546,7 +554,7 @@ func (s *sweep) finishMeta() error {
 			if sh.Family != f {
 				continue
 			}
-			for _, m := range s.measurementsOf(f) {
+			for _, m := range s.measurementsOf(sh) {
 				if !s.has(sh, m) {
 					complete = false
 				}

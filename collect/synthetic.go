@@ -68,6 +68,9 @@ func (s *Synthetic) Close() error { return nil }
 func (s *Synthetic) baseMs(req *Request) float64 {
 	o := req.op
 	sh := req.Shape
+	if ms, ok := spec.IssueOpMs(s.roof.Device, o.Name); ok {
+		return ms
+	}
 	if o.Family == spec.FamilyCPU {
 		return spec.HostOpMs(s.roof.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
 	}

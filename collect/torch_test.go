@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 	sweep := SweepDir(dir, deviceCPU, "tiny-moe", Shard{})
 	files := csvFiles(t, sweep)
 	for _, want := range []string{"linear_op_cpu.csv", "attention_cpu.csv", "moe_cpu.csv", "network/all_reduce_cpu.csv",
-		"network/ep_dispatch_cpu.csv", "network/ep_combine_cpu.csv", "cpu_overhead.csv"} {
+		"network/ep_dispatch_cpu.csv", "network/ep_combine_cpu.csv", "cpu_overhead.csv", "cpu_overhead_cpu.csv"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("no %s among %v", want, files)
 		}
@@ -78,6 +79,22 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 		if v == "" || v == "0" {
 			t.Errorf("attn_pre_proj median %q: want a positive CPU time", v)
 		}
+	}
+	// Host issue costs timed on the CPU: labelled CPU, no CUDA graph to
+	// replay, and a whole decoder layer costs more than one dispatcher call.
+	h, rows = readCSV(t, filepath.Join(sweep, "cpu_overhead_cpu.csv"))
+	num := func(col string) float64 {
+		v, err := strconv.ParseFloat(column(t, h, rows, col)[0], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", col, err)
+		}
+		return v
+	}
+	if len(rows) != 1 || column(t, h, rows, "issue_graph_median")[0] != "" {
+		t.Errorf("cpu_overhead_cpu.csv: %d rows, issue_graph %q: want one row, no graph replay on a CPU", len(rows), column(t, h, rows, "issue_graph_median")[0])
+	}
+	if call, aten, layer := num("issue_call_median"), num("issue_aten_median"), num("issue_layer_median"); !(call > 0 && aten > 0 && layer > 5*call) {
+		t.Errorf("issue costs: call %g ms, aten %g ms, layer %g ms", call, aten, layer)
 	}
 	meta, err := readMeta(sweep)
 	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Precision != "FP32" || meta.Device != deviceCPU {

@@ -46,14 +46,19 @@ func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorS
 }
 
 // LoadHostBundle opens a fit bundle of HOST_WALL predictors (fitted on a
-// CPU-overhead profile) for a simulation of model on device.
+// CPU-overhead profile) for a simulation of model on device, or one of CPU
+// predictors: host issue costs timed on a CPU by collect host
+// --device-kind cpu (the Python and dispatcher part; the simulation adds
+// the device's kernel launch), which any device may use.
 func LoadHostBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
 	b, err := bundle.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Check(device.Name, spec.HostWall); err != nil {
-		return nil, fmt.Errorf("host bundle %s: %w", path, err)
+	if err := b.Check("", spec.CPUTime); err != nil {
+		if err := b.Check(device.Name, spec.HostWall); err != nil {
+			return nil, fmt.Errorf("host bundle %s: %w", path, err)
+		}
 	}
 	got, _ := spec.CanonicalModelName(b.Model())
 	want, _ := spec.CanonicalModelName(model.Name)

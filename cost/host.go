@@ -82,7 +82,7 @@ func newHostModel(c *OpCostConfig, l spec.Layout) (*hostModel, error) {
 		}
 	}
 	switch {
-	case found == 0 && c.HostPredictors != nil:
+	case found == 0 && c.HostPredictors != nil && !hasIssueOps(c.HostPredictors):
 		return nil, fmt.Errorf("simulate: the host bundle has no HOST_WALL predictor for TP=%d (want %s ...)", l.TP, h.keys[0])
 	case found == 0:
 		h.source, h.note = HostFromDefault, spec.HostModelDescription(c.Device)
@@ -218,4 +218,16 @@ func hostPredictor(c *OpCostConfig, k spec.OpKey) OpPredictor {
 		}
 	}
 	return nil
+}
+
+// hasIssueOps reports whether set predicts any host issue cost.
+func hasIssueOps(set PredictorSet) bool {
+	for _, k := range set.Keys() {
+		for _, op := range spec.IssueOps() {
+			if k.Op == op {
+				return true
+			}
+		}
+	}
+	return false
 }

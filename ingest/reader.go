@@ -234,7 +234,11 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 		nameMeas = spec.KernelOnly
 	}
 	if fam == spec.FamilyCPU {
+		// cpu_overhead_cpu.csv holds host issue costs timed on a CPU.
 		nameMeas = spec.HostWall
+		if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))), "_cpu") {
+			nameMeas = spec.CPUTime
+		}
 	}
 	measLine, blankMeas := 0, 0
 	rows := newRowSet()
@@ -276,7 +280,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 				if !knownMeasurement(m) {
 					return nil, fail(line, mcol+1, "unknown measurement_type %q (want %s or %s)", m, spec.CUDAEvent, spec.KernelOnly)
 				}
-				if fam == spec.FamilyCPU && m != spec.HostWall {
+				if fam == spec.FamilyCPU && m != spec.HostWall && m != spec.CPUTime {
 					return nil, fail(line, mcol+1, "measurement_type %q in a CPU overhead file (want %s)", m, spec.HostWall)
 				}
 				in.Measurement, measLine = m, line

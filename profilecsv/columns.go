@@ -59,7 +59,14 @@ var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices
 var HostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
 	"scheduling_mode", "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
 	"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
-	"process_model_outputs_median", "ray_comm_time_mean", "measurement_type"}
+	"process_model_outputs_median", "ray_comm_time_mean", "measurement_type",
+	// ftk's host issue costs (spec.IssueOps), one per kind: blank on the
+	// step-composition rows, filled on the issue rows.
+	"issue_call_mean", "issue_call_median", "issue_module_mean", "issue_module_median",
+	"issue_aten_mean", "issue_aten_median", "issue_custom_mean", "issue_custom_median",
+	"issue_triton_mean", "issue_triton_median", "issue_attention_mean", "issue_attention_median",
+	"issue_collective_mean", "issue_collective_median", "issue_graph_mean", "issue_graph_median",
+	"issue_layer_mean", "issue_layer_median"}
 
 // HostOps are the operators of the CPU overhead format (FORMATS.md) and
 // their column stems (<stem>_mean, <stem>_median), in the format's order.
@@ -69,6 +76,15 @@ var HostOps = []struct{ Stem, Op string }{
 	{"sampler_e2e", spec.OpCPUSampler},
 	{"process_model_outputs", spec.OpCPUProcessOutputs},
 	{"ray_comm_time", spec.OpCPURayComm},
+	{"issue_call", spec.OpIssueCall},
+	{"issue_module", spec.OpIssueModule},
+	{"issue_aten", spec.OpIssueATen},
+	{"issue_custom", spec.OpIssueCustom},
+	{"issue_triton", spec.OpIssueTriton},
+	{"issue_attention", spec.OpIssueAttention},
+	{"issue_collective", spec.OpIssueCollective},
+	{"issue_graph", spec.OpIssueGraph},
+	{"issue_layer", spec.OpIssueLayer},
 }
 
 // HostStem returns the column stem of host operator op, or false.
@@ -128,7 +144,9 @@ func (k File) RelPath() string {
 	case spec.FamilyCollective:
 		return filepath.Join("network", k.Collective+FileSuffix(k.Measurement)+".csv")
 	case spec.FamilyCPU:
-		return "cpu_overhead.csv"
+		// HOST_WALL rows; host issue costs timed on a CPU (the Python and
+		// dispatcher part only) go to cpu_overhead_cpu.csv.
+		return "cpu_overhead" + FileSuffix(k.Measurement) + ".csv"
 	}
 	return string(k.Family) + FileSuffix(k.Measurement) + ".csv"
 }

@@ -115,3 +115,38 @@ func (c *IssueCosts) Describe() string {
 	fmt.Fprintf(&b, ", graph launch %.1f us, piece launch %.1f us", c.GraphLaunchUs, c.PieceLaunchUs)
 	return b.String()
 }
+
+// IssueOpMs is the default issue cost of host issue operator op
+// (IssueOps) on device d's host class, milliseconds: what collect's
+// synthetic backend writes, so a synthetic profile fitted and simulated
+// gives the same issue costs as none. issue_layer is a plain-torch decoder
+// layer: its default is the inventory's Llama-style layer at TP1.
+func IssueOpMs(d *Device, op string) (float64, bool) {
+	c := DefaultIssueCosts(d)
+	var us float64
+	switch op {
+	case OpIssueCall:
+		us = c.CallUs
+	case OpIssueModule:
+		us = c.ModuleUs
+	case OpIssueGraph:
+		us = c.GraphLaunchUs
+	case OpIssueLayer:
+		m := &Model{HiddenSize: 64, IntermediateSize: 128, NumLayers: 1, NumHeads: 4, NumKVHeads: 4, HeadDim: 16, VocabSize: 64, GatedMLP: true}
+		l := Layout{TP: 1}
+		for _, o := range LayerOps(m, l, 0) {
+			us += c.OpUs(IssueOf(m, l, &o))
+		}
+	default:
+		found := false
+		for _, k := range KernelKinds() {
+			if IssueOpOfKind(k) == op {
+				us, found = c.KernelUs[k], true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	return us / 1e3, true
+}
