@@ -39,7 +39,11 @@ func TestIssueInventory(t *testing.T) {
 		// Mixtral: the same MoE path without q/k norms.
 		{"mixtral-8x7b", Layout{TP: 1}, 3, [NumKernelKinds]int{KernelATen: 5, KernelCustom: 8, KernelTriton: 2, KernelAttention: 1}},
 		// DeepSeek-V3 MoE layer: grouped_topk in plain torch dominates ATen.
-		{"deepseek-v3", Layout{TP: 8, EP: 8}, 10, [NumKernelKinds]int{KernelATen: 25, KernelCustom: 10, KernelTriton: 2, KernelAttention: 1, KernelCollective: 3}},
+		// At DP=1 vLLM exchanges no tokens (spec.MoEExchanges): the two
+		// collectives are the TP all-reduces after attention and experts.
+		{"deepseek-v3", Layout{TP: 8, EP: 8}, 10, [NumKernelKinds]int{KernelATen: 25, KernelCustom: 10, KernelTriton: 2, KernelAttention: 1, KernelCollective: 2}},
+		// With data parallelism dispatch and combine replace the second.
+		{"deepseek-v3", Layout{TP: 1, EP: 8, DP: 8}, 10, [NumKernelKinds]int{KernelATen: 25, KernelCustom: 10, KernelTriton: 2, KernelAttention: 1, KernelCollective: 2}},
 	}
 	for _, c := range cases {
 		m, err := LookupModel(c.model)

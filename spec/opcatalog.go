@@ -6,7 +6,8 @@ import "math"
 // on one GPU under layout l. Attention contributes both attn_prefill and
 // attn_decode; a step runs whichever its batch needs. Collectives appear
 // only when their group is larger than one GPU: the TP all-reduce after
-// attention and after the MLP, or EP dispatch/combine around the experts.
+// attention and after the MLP (or the experts at DP=1), or EP dispatch and
+// combine around the experts of a data-parallel layout (MoEExchanges).
 func LayerOps(m *Model, l Layout, i int) []Op {
 	l = l.Normalize()
 	h, tp, eb := m.HiddenSize, l.TP, m.WeightBytes
@@ -30,7 +31,11 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 		return Op{Name: name, Family: FamilyAttention, Kernels: kernels, QHeads: qh, KVHeads: kvh, HeadDim: hd, ElemBytes: m.KVBytes}
 	}
 	coll := func(name string, workers int) Op {
-		return Op{Name: name, Family: FamilyCollective, Kernels: 1, Width: h, Workers: workers, ElemBytes: ab}
+		o := Op{Name: name, Family: FamilyCollective, Kernels: 1, Width: h, Workers: workers, ElemBytes: ab}
+		if name == OpEPDispatch || name == OpEPCombine {
+			o.DPRanks = l.DP
+		}
+		return o
 	}
 	// Q/K norms (Qwen3) run between the QKV projection and the rotary
 	// embedding; profiles (Frontier's) time them with the projection.
@@ -69,8 +74,14 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	ops = append(ops,
 		lin(OpMoEGatingLinear, h, m.NumExperts, 1),
 		Op{Name: OpMoERoutingTopK, Family: FamilyMoE, Kernels: 3, Width: m.NumExperts, TopK: m.TopK, ElemBytes: 4})
-	if l.EP > 1 {
-		ops = append(ops, coll(OpEPDispatch, l.EP))
+	// Which communication the experts need depends on the layout as vLLM
+	// decides it (MoEComm): with data parallelism the DP ranks' tokens are
+	// dispatched to the EP ranks that hold their experts and combined
+	// back; at DP=1 every TP rank already holds every token, runs its
+	// local experts and the TP all-reduce sums their outputs.
+	exchange := MoEExchanges(l)
+	if exchange {
+		ops = append(ops, coll(OpEPDispatch, l.TP*l.DP))
 	}
 	ew := m.MoEIntermediateSize / l.MoETP()
 	ops = append(ops,
@@ -89,8 +100,8 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 			lin(OpSharedDownProj, sw, h, 1))
 	}
 	switch {
-	case l.EP > 1:
-		ops = append(ops, coll(OpEPCombine, l.EP))
+	case exchange:
+		ops = append(ops, coll(OpEPCombine, l.TP*l.DP))
 	case tp > 1:
 		ops = append(ops, coll(OpAllReduce, tp))
 	}

@@ -120,6 +120,11 @@ type Op struct {
 	// spans nodes (one device per node), so it runs over the network.
 	Workers   int
 	CrossNode bool
+	// DPRanks is the data-parallel ranks among the Workers of EP dispatch
+	// and combine; Backend is their all2all backend (vLLM's name; empty:
+	// naive).
+	DPRanks int
+	Backend string
 	// ElemBytes is bytes per activation / weight element.
 	ElemBytes int
 	// FP8 says a GEMM runs on FP8 tensor cores (W8A8 FP8 weights).

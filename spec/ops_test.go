@@ -57,14 +57,34 @@ func TestLayerOpsOrderAndCollectives(t *testing.T) {
 		t.Errorf("TP2 dense layer has %d all-reduces, want 2", n)
 	}
 	moe, _ := LookupModel("qwen3-30b-a3b")
-	ep := names(LayerOps(moe, Layout{TP: 8, EP: 8}, 0))
+	// vLLM at DP=1 (TP8 x EP8): no dispatch or combine; every rank holds
+	// every token and the TP all-reduce after the experts sums them.
+	tpep := names(LayerOps(moe, Layout{TP: 8, EP: 8}, 0))
+	if slices.Contains(tpep, OpEPDispatch) || slices.Contains(tpep, OpEPCombine) {
+		t.Errorf("TP8/EP8/DP1 MoE layer exchanges tokens, vLLM does not: %v", tpep)
+	}
+	if tpep[len(tpep)-1] != OpAllReduce {
+		t.Errorf("TP8/EP8/DP1 MoE layer does not end in the TP all-reduce: %v", tpep)
+	}
+	// With data parallelism (DP8 x EP8 at TP1) dispatch and combine wrap
+	// the experts, over the whole EP group, and no all-reduce remains.
+	dpOps := LayerOps(moe, Layout{TP: 1, EP: 8, DP: 8}, 0)
+	ep := names(dpOps)
 	for _, want := range []string{OpMoEGatingLinear, OpEPDispatch, OpMoEGroupedGEMM, OpEPCombine} {
 		if !slices.Contains(ep, want) {
-			t.Errorf("EP8 MoE layer lacks %s: %v", want, ep)
+			t.Errorf("DP8/EP8 MoE layer lacks %s: %v", want, ep)
 		}
+	}
+	if slices.Contains(ep, OpAllReduce) {
+		t.Errorf("DP8/EP8/TP1 MoE layer has an all-reduce: %v", ep)
 	}
 	if i, j := slices.Index(ep, OpEPDispatch), slices.Index(ep, OpMoEGroupedGEMM); i > j {
 		t.Errorf("dispatch after the grouped GEMM: %v", ep)
+	}
+	for _, o := range dpOps {
+		if o.Name == OpEPDispatch && (o.Workers != 8 || o.DPRanks != 8) {
+			t.Errorf("dispatch over %d workers of %d DP ranks, want 8 and 8", o.Workers, o.DPRanks)
+		}
 	}
 	ds, _ := LookupModel("deepseek-v3")
 	if slices.Contains(names(LayerOps(ds, Layout{}, 0)), OpMoEGroupedGEMM) {

@@ -160,6 +160,9 @@ func (r Roofline) customAllReduce(o *Op, bytes float64) bool {
 // moves 2(n-1)/n of the buffer, all-to-all (n-1)/n, send/recv all of it,
 // over NVLink within a node or the network across nodes.
 func (r Roofline) collectiveUs(o *Op, bytes float64, c Curve) float64 {
+	if o.Name == OpEPDispatch || o.Name == OpEPCombine {
+		return r.epExchangeUs(o, bytes, c)
+	}
 	n := float64(max(o.Workers, 2))
 	link := r.Device.NVLinkGBps
 	if o.CrossNode {
