@@ -3,6 +3,8 @@ package cost
 import (
 	"fmt"
 	"math"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // MoE routing modes (MoEConfig.Routing).
@@ -28,13 +30,13 @@ const (
 // time; the naive backends all-gather every token to every rank and
 // reduce-scatter the outputs, which routing does not change.
 const (
-	All2AllNaive         = "naive"
-	All2AllAllgatherRS   = "allgather_reducescatter"
-	All2AllPPLX          = "pplx"
-	All2AllDeepEPHT      = "deepep_high_throughput"
-	All2AllDeepEPLL      = "deepep_low_latency"
+	All2AllNaive         = spec.All2AllNaive
+	All2AllAllgatherRS   = spec.All2AllAllgatherRS
+	All2AllPPLX          = spec.All2AllPPLX
+	All2AllDeepEPHT      = spec.All2AllDeepEPHT
+	All2AllDeepEPLL      = spec.All2AllDeepEPLL
 	defaultMoESkew       = 1.0
-	defaultAll2AllMethod = All2AllNaive
+	defaultAll2AllMethod = All2AllAllgatherRS
 )
 
 // MoEConfig says how MoE layers route tokens and move them between EP
@@ -49,9 +51,12 @@ type MoEConfig struct {
 	// Histogram is the per-layer expert histogram replay routing reads
 	// (CSV: layer,expert,tokens; see ReadExpertHistogram).
 	Histogram string `json:"histogram,omitempty" yaml:"histogram,omitempty"`
-	// All2AllBackend names the EP communication (vLLM's --all2all-backend):
-	// naive (default) or allgather_reducescatter, or the all-to-all
-	// backends pplx, deepep_high_throughput, deepep_low_latency.
+	// All2AllBackend names the EP dispatch and combine of a data-parallel
+	// layout (vLLM's --all2all-backend): allgather_reducescatter (the
+	// default from vLLM v0.11, ParallelConfig.all2all_backend) or naive
+	// (the default of VLLM_ALL2ALL_BACKEND up to v0.10), or the all-to-all
+	// backends pplx, deepep_high_throughput, deepep_low_latency. At DP=1
+	// vLLM exchanges nothing and the backend is unused (spec.MoEExchanges).
 	All2AllBackend string `json:"all2all_backend" yaml:"all2all_backend"`
 	// Seed seeds the routing draws.
 	Seed uint64 `json:"seed" yaml:"seed"`
@@ -72,13 +77,7 @@ func (c *MoEConfig) Resolve() {
 
 // allToAll reports whether the backend moves routed token copies (an
 // all-to-all) rather than all-gathering tokens.
-func (c *MoEConfig) allToAll() bool {
-	switch c.All2AllBackend {
-	case All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL:
-		return true
-	}
-	return false
-}
+func (c *MoEConfig) allToAll() bool { return spec.RoutesCopies(c.All2AllBackend) }
 
 func (c *MoEConfig) Validate() error {
 	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: moe: "+format, a...) }

@@ -69,13 +69,12 @@ type routingModel struct {
 	names              []string
 	gemm, disp, comb   int // indices in the routed group (-1: absent)
 	ops                []pricedOp
-	hiddenBytesPerCopy float64
 }
 
 func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingModel, error) {
 	rm := &routingModel{cfg: c.MoE, experts: m.NumExperts, topK: m.TopK, ep: l.EP, local: m.NumExperts / l.EP,
 		layerRouter: map[int]int{}, counts: make([]int32, m.NumExperts),
-		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15, hiddenBytesPerCopy: float64(m.HiddenSize) * 2}
+		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15}
 	switch c.MoE.Routing {
 	case RoutingUniform:
 		r, err := newRouter(m.NumExperts, m.TopK, nil, false)
@@ -118,7 +117,7 @@ func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingMod
 		return nil, fmt.Errorf("simulate: routing %q has no router", c.MoE.Routing)
 	}
 	rm.tables = make([][]*routeTable, len(rm.routers))
-	maxT := c.Limits.MaxNumBatchedTokens
+	maxT := c.Limits.MaxNumBatchedTokens * l.DP // lockstep steps route every DP rank's tokens
 	rm.binOf = make([]int32, maxT+1)
 	for t := 1; t <= maxT; t++ {
 		rm.binOf[t] = int32(tokenBin(t))
@@ -283,14 +282,18 @@ func (rm *routingModel) evenCost(tokens int) (moeMs, epMs float64) {
 
 // layerCost prices one layer for per-expert token counts: the grouped GEMM
 // of every EP rank (experts placed contiguously, as vLLM does), of which
-// the slowest sets the layer's time, and, with an all-to-all backend,
-// dispatch and combine of a buffer as large as if every rank received what
-// the most loaded one does. mask marks the routed-group ops whose predictor
-// extrapolated for any rank.
+// the slowest sets the layer's time, and, on a data-parallel layout,
+// dispatch and combine: an all-to-all backend's sized by the copies the
+// most loaded rank receives (every rank waits for it), the gathering
+// backends' by the step's tokens whatever the routing. mask marks the
+// routed-group ops whose predictor extrapolated for any rank.
 func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uint8) {
 	cm := rm.cm
 	var x [2]float64
-	maxRouted := 0
+	maxRouted, copies := 0, 0
+	for _, c := range counts {
+		copies += int(c)
+	}
 	for r := 0; r < rm.ep; r++ {
 		routed, most := 0, int32(0)
 		for _, c := range counts[r*rm.local : (r+1)*rm.local] {
@@ -308,11 +311,11 @@ func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uin
 			mask |= 1 << rm.gemm
 		}
 	}
-	x[0] = float64(rm.ep*maxRouted) * rm.hiddenBytesPerCopy
 	for _, i := range []int{rm.disp, rm.comb} {
 		if i < 0 {
 			continue
 		}
+		x[0] = cm.exchangeBytes(rm.ops[i].op.Name, copies/rm.topK, maxRouted)
 		ms, ex := cm.price(&rm.ops[i], x[:1])
 		epMs += ms
 		if ex {
@@ -364,10 +367,14 @@ func (cm *OpCostModel) routingHistogram() string {
 }
 
 func (cm *OpCostModel) routingBackend() string {
-	if cm.allToAll {
-		return "all-to-all"
+	l := cm.layout
+	switch {
+	case !spec.MoEExchanges(l) && l.EP > 1:
+		return "none at DP=1: every TP rank holds every token, runs its local experts, and the TP all-reduce sums them (vLLM: use_all2all_kernels is dp_size > 1 and use_ep)"
+	case !spec.MoEExchanges(l):
+		return "none (EP=1, DP=1): the TP all-reduce sums the experts' outputs"
 	}
-	return "all-gather + reduce-scatter"
+	return cm.exchange.Backend
 }
 
 func (cm *OpCostModel) routingTables() int {

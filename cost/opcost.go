@@ -67,7 +67,10 @@ type OpCostModel struct {
 	predictors  bool
 	label       string
 	allToAll    bool
-	routing     *routingModel
+	// exchange describes the EP dispatch and combine of a data-parallel
+	// layout (its token counts are set per step).
+	exchange spec.EPExchange
+	routing  *routingModel
 	host        *hostModel
 	gating      []GatingChoice
 	matched     map[string]string
@@ -122,7 +125,8 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
 	c.MoE.Resolve()
 	cm := &OpCostModel{model: m, layout: l, roof: spec.Roofline{Device: c.Device}, measurement: spec.KernelOnly,
-		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{}}
+		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{},
+		exchange: spec.EPExchange{Backend: c.MoE.All2AllBackend, DP: l.DP, Ranks: l.TP * l.DP, Hidden: m.HiddenSize, Experts: m.NumExperts}}
 	if c.Predictors != nil {
 		cm.measurement = bundleMeasurement(c.Predictors)
 		cm.label = fmt.Sprintf("bundle %s (%s predictors; roofline for ops it lacks)", c.BundleName, cm.measurement)
@@ -147,6 +151,11 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	costs, note := issueCosts(&c, l)
 	cm.issue, cm.issueNote = newIssueModel(m, l, costs), note
 	drawn := m.IsMoE() && c.MoE.Routing != RoutingEven
+	// Data-parallel ranks route the tokens of every rank together: the
+	// grouped GEMM and the exchange are priced per lockstep step at the
+	// group's token count, up to DP x the token budget.
+	lockstep := m.IsMoE() && l.DP > 1
+	groupTokens := c.Limits.MaxNumBatchedTokens * l.DP
 	if drawn {
 		if cm.routing, err = newRoutingModel(m, l, &c); err != nil {
 			return nil, err
@@ -176,11 +185,11 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 						g = &st.decodeLocal
 					}
 				case spec.OpMoEGroupedGEMM:
-					if drawn {
-						g, moeLayer = &st.routed, true
+					if drawn || lockstep {
+						g, moeLayer = &st.routed, drawn
 					}
 				case spec.OpEPDispatch, spec.OpEPCombine:
-					if drawn && cm.allToAll {
+					if lockstep {
 						g = &st.routed
 					}
 				}
@@ -209,9 +218,11 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 			g.extrap = make([]int64, len(g.ops))
 		}
 		if len(st.routed.ops) > 0 {
-			st.routedByTokens = make([]memoEntry, c.Limits.MaxNumBatchedTokens+1)
-			if err := cm.routing.bind(cm, &st.routed); err != nil {
-				return nil, err
+			st.routedByTokens = make([]memoEntry, groupTokens+1)
+			if cm.routing != nil {
+				if err := cm.routing.bind(cm, &st.routed); err != nil {
+					return nil, err
+				}
 			}
 		}
 		cm.stages = append(cm.stages, st)
@@ -255,6 +266,9 @@ func opComponent(o *spec.Op) Component {
 // addOp adds one run of o to group g, merging it with an identical op.
 func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 	g.kernels += o.Kernels
+	if o.Name == spec.OpEPDispatch || o.Name == spec.OpEPCombine {
+		o.Backend = cm.exchange.Backend
+	}
 	for i := range g.ops {
 		if g.ops[i].op == o {
 			g.ops[i].count++
@@ -298,13 +312,10 @@ func (cm *OpCostModel) tokenFeatures(p *pricedOp, t int) []float64 {
 	case spec.OpAllReduce, spec.OpSendRecv:
 		x[0] = actBytes
 	case spec.OpEPDispatch, spec.OpEPCombine:
-		// All-to-all: every routed copy, evenly spread (routing draws
-		// replace this); naive: every token all-gathered, then the outputs
-		// reduce-scattered.
-		x[0] = actBytes
-		if cm.allToAll {
-			x[0] *= float64(m.TopK)
-		}
+		// The exchange of a lockstep step of t tokens over every DP rank:
+		// all-to-all backends receive the routed copies, evenly spread
+		// (routing draws replace this), the others gather every token.
+		x[0] = cm.exchangeBytes(p.op.Name, t, t*m.TopK/max(cm.layout.EP, 1))
 	case spec.OpMoEGroupedGEMM:
 		// Even expert load: routed tokens split over EP ranks, each local
 		// expert taking its share. Routing draws scale it (moe_tables.go).
@@ -369,15 +380,27 @@ func (cm *OpCostModel) attention(g *opGroup, a, b float64, c *StepCost) {
 // runs padded to its capture size: the token-priced ops (and, for a full
 // graph, the LM head) are priced at the padded size.
 func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
+	cm.stageCost(b, stage, b.Tokens, len(b.PrefillChunks) == 0, nil, c)
+}
+
+// stageCost prices batch b on stage as StageCost does, with its
+// token-priced ops run at tokens (b.Tokens, or more when data-parallel
+// ranks pad to the largest batch), a full CUDA graph only when graphable
+// (no prefill: on any rank of a lockstep step, which agree on one mode),
+// and the routed MoE ops taken from routed when it is not nil (the
+// lockstep step's, shared by every rank) or priced for b.Tokens.
+func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable bool, routed *StepCost, c *StepCost) {
 	st := &cm.stages[stage]
 	*c = StepCost{}
 	st.steps++
-	tokens, seqs := b.Tokens, b.Seqs
+	seqs := b.Seqs
 	mode := ExecEager
 	switch cm.exec {
 	case ExecCUDAGraph:
-		if len(b.PrefillChunks) == 0 {
-			if p := cm.capture.pad(seqs); p > 0 {
+		if graphable {
+			// A decode batch is its sequences; a lockstep rank runs the
+			// padded count (tokens >= seqs).
+			if p := cm.capture.pad(max(seqs, tokens)); p > 0 {
 				mode, tokens, seqs = ExecCUDAGraph, p, p
 			}
 		}
@@ -393,7 +416,7 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 	}
 	c.Kernels = st.tokens.kernels
 	var lmHeadMs float64
-	if len(st.seqs.ops) > 0 {
+	if len(st.seqs.ops) > 0 && seqs > 0 {
 		e := cm.memo(&st.seqs, st.bySeqs, seqs)
 		for i := range e.ms {
 			c.Ms[i] += e.ms[i]
@@ -404,7 +427,12 @@ func (cm *OpCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 		}
 		c.Kernels += st.seqs.kernels
 	}
-	if len(st.routed.ops) > 0 {
+	switch {
+	case routed != nil:
+		c.Ms[CompMoE] += routed.Ms[CompMoE]
+		c.Ms[CompEPComm] += routed.Ms[CompEPComm]
+		c.Kernels += routed.Kernels
+	case len(st.routed.ops) > 0:
 		// Padding tokens are left out of the routing: they are identical
 		// (token 0 at position 0), so all go to the same top-k experts, a
 		// small addition next to the real tokens' spread.

@@ -38,6 +38,11 @@ type ReplicaReport struct {
 	Preemptions int64   `json:"preemptions"`
 	KVBlocks    int     `json:"kv_blocks"`
 	PeakKVUsage float64 `json:"peak_kv_usage"`
+	// DummySteps and SyncWaitMs are a data-parallel MoE rank's dummy
+	// batches and the time it waited for the slowest rank of each
+	// lockstep step.
+	DummySteps int64   `json:"dummy_steps,omitempty"`
+	SyncWaitMs float64 `json:"sync_wait_ms,omitempty"`
 }
 
 // BreakdownRow is one component's part of the engine time.

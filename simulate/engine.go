@@ -44,6 +44,10 @@ type StepRecord struct {
 	KVBlocksUsed, KVBlocksTotal int
 	// Running and Waiting are the queue lengths after scheduling.
 	Running, Waiting int
+	// Dummy marks the dummy batch an idle data-parallel MoE rank runs so
+	// that the others' MoE collectives complete (no requests, no tokens of
+	// its own).
+	Dummy bool
 }
 
 // StepObserver sees every engine step as it is scheduled.
@@ -80,6 +84,13 @@ type engine struct {
 	costs   []cost.StepCost
 	steps   int64
 	rec     StepRecord
+	// group steps the engine in lockstep with the other DP ranks of an
+	// MoE deployment (nil: the engine steps on its own); dummySteps and
+	// syncWaitMs count the dummy batches it ran and the time it waited
+	// for slower ranks.
+	group      *lockstep
+	dummySteps int64
+	syncWaitMs float64
 }
 
 func newEngine(id int, role string, loop *Loop, cm CostModel, sched *scheduler, pp int, async bool, obs StepObserver) *engine {
@@ -107,6 +118,10 @@ func (e *engine) Admit(nowS float64, q *spec.Request) {
 // kick schedules a step for now when the engine can start a batch now and
 // none is scheduled yet: after new work arrives or blocks were freed.
 func (e *engine) kick(nowS float64) {
+	if e.group != nil {
+		e.group.kick(nowS)
+		return
+	}
 	if e.inflight < e.pp && e.stageFreeS[0] <= nowS && e.stepAtS != nowS {
 		e.stepAtS = nowS
 		e.loop.Schedule(nowS, PriorityEngine, e, evStep, 0)
@@ -192,5 +207,5 @@ func (e *engine) report() runresult.ReplicaReport {
 		role = ""
 	}
 	return runresult.ReplicaReport{Replica: e.id, Role: role, Steps: e.steps, Preemptions: s.preemptions, KVBlocks: s.totalBlocks,
-		PeakKVUsage: float64(s.peakUsedBlocks) / float64(s.totalBlocks)}
+		PeakKVUsage: float64(s.peakUsedBlocks) / float64(s.totalBlocks), DummySteps: e.dummySteps, SyncWaitMs: e.syncWaitMs}
 }

@@ -53,8 +53,11 @@ type Simulation struct {
 	// outstanding is the requests each arrival engine holds, for the
 	// router.
 	outstanding []int
-	col         *collector
-	disagg      *disaggregation
+	// balance picks the DP rank of a data-parallel MoE run as vLLM's front
+	// end does (least-loaded router); nil: router.
+	balance *dpBalancer
+	col     *collector
+	disagg  *disaggregation
 
 	src Source
 	// fb is src when it reacts to completions (closed loop).
@@ -137,7 +140,7 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 		if err := l.Validate(m); err != nil {
 			return nil, err
 		}
-		if l.DP > 1 {
+		if l.DP > 1 && !m.IsMoE() {
 			return nil, fmt.Errorf("simulate: layout %s: an instance has DP=1; give the number of instances instead (--prefill-instances, --decode-instances)", l)
 		}
 		mem, err := planMemory(m, l, d, e)
@@ -211,7 +214,11 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", runresult.ModeDisaggregated)
 		}
 		if m.IsMoE() && l.DP > 1 {
-			return nil, fmt.Errorf("simulate: %s is an MoE model and DP=%d: data-parallel MoE ranks step in lockstep (every rank runs every step, idle ranks on dummy batches, with the EP group spanning them), which the simulator does not model yet: run TP x EP within one replica (DP=1)", m.Name, l.DP)
+			if err := s.lockstepRanks(cfg, m, l, newRole); err != nil {
+				return nil, err
+			}
+			s.outstanding = make([]int, s.entry)
+			return s, nil
 		}
 		one := l
 		one.DP = 1
@@ -246,7 +253,12 @@ func (s *Simulation) Handle(nowS float64, _, slot int) {
 	if !s.col.arrive(q, s.cfg.Engine.MaxModelLen) {
 		s.completed(q.ID, nowS) // refused
 	} else {
-		i := s.router.Pick(s.outstanding)
+		var i int
+		if s.balance != nil {
+			i = s.balance.pick(nowS)
+		} else {
+			i = s.router.Pick(s.outstanding)
+		}
 		s.outstanding[i]++
 		if s.disagg != nil {
 			s.disagg.arrive(i, nowS, q)

@@ -61,7 +61,7 @@ func simulateCommand() *cli.Command {
 		&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed routing (default 1)"},
 		&cli.StringFlag{Name: "moe-histogram", Usage: "per-layer expert histogram CSV (layer,expert,tokens) that replay routing follows"},
 		&cli.Uint64Flag{Name: "moe-seed", Usage: "seed of the MoE routing draws"},
-		&cli.StringFlag{Name: "all2all-backend", Usage: "EP communication, vLLM's names: naive or allgather_reducescatter (all-gather + reduce-scatter, default), pplx, deepep_high_throughput or deepep_low_latency (all-to-all)"},
+		&cli.StringFlag{Name: "all2all-backend", Usage: "EP dispatch and combine of a data-parallel MoE layout (--dp > 1), vLLM's names: allgather_reducescatter (default, as vLLM v0.11+), naive (broadcasts, the v0.10 default), pplx, deepep_high_throughput or deepep_low_latency (all-to-all kernels, need --ep > 1); at DP=1 vLLM exchanges nothing"},
 		&cli.BoolFlag{Name: "breakdown", Usage: "print the share of step time per component (device ops, host issue, host) and per op the host issue vs GPU time after the summary"},
 		&cli.StringFlag{Name: "mode", Usage: "colocated (default) or disaggregated (prefill and decode instances)"},
 		&cli.IntFlag{Name: "prefill-instances", Usage: "disaggregated: prefill instances (default 1)"},
