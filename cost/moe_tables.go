@@ -65,10 +65,10 @@ type routingModel struct {
 	poolLeft                 int    // draws left in pool
 	built                    int
 
-	cm                 *OpCostModel
-	names              []string
-	gemm, disp, comb   int // indices in the routed group (-1: absent)
-	ops                []pricedOp
+	cm               *OpCostModel
+	names            []string
+	gemm, disp, comb int // indices in the routed group (-1: absent)
+	ops              []pricedOp
 }
 
 func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingModel, error) {

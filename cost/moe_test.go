@@ -41,9 +41,14 @@ func (s predSet) Keys() []spec.OpKey {
 // qwenEP8 is qwen3-30b-a3b (128 experts, top-8) at TP8/EP8: 16 experts a
 // rank, eager (no CUDA graph padding).
 func qwenEP8(t *testing.T, moe MoEConfig, preds PredictorSet) *OpCostModel {
+	return qwenLayout(t, spec.Layout{TP: 8, EP: 8}, moe, preds)
+}
+
+// qwenLayout is qwen3-30b-a3b on layout l, eager.
+func qwenLayout(t *testing.T, l spec.Layout, moe MoEConfig, preds PredictorSet) *OpCostModel {
 	t.Helper()
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 8, EP: 8}, Device: d, Limits: testLimits, MoE: moe, Predictors: preds, ExecutionMode: ExecEager})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: moe, Predictors: preds, ExecutionMode: ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +61,11 @@ func qwenEP8(t *testing.T, moe MoEConfig, preds PredictorSet) *OpCostModel {
 // over 10 experts (0.40 + 0.20 = 0.60 ms); rank 2 gets 48 tokens over its
 // 16 experts (0.48 + 0.15 = 0.63 ms); ranks 3-7 one token (0.06 ms). The
 // layer waits for rank 0, the slowest though not the most loaded: 0.72 ms,
-// not the mean (0.2425 ms). With an all-to-all backend, dispatch and
-// combine (1 ms per GB here) move a buffer as if every rank received rank
-// 2's 48 copies of 2048 BF16 values: 8 x 48 x 4096 bytes each.
+// not the mean (0.2425 ms). At DP=1 vLLM exchanges nothing (the TP
+// all-reduce sums the experts); on DP8 x EP8 an all-to-all backend's
+// dispatch and combine (1 ms per GB here) move what the most loaded rank
+// receives, rank 2's 48 copies of 2048 BF16 values, 48 x 4096 bytes each,
+// and the gathering backends do not depend on the routing.
 func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 	m, _ := lookup(t, "qwen3-30b-a3b", "h100")
 	l := spec.Layout{TP: 8, EP: 8}.Normalize()
@@ -71,8 +78,13 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 		t.Fatalf("no %s in the query domain", gemm)
 	}
 	set[gemm] = linearPred{b: 0.01, c: 0.05}
+	dp8 := spec.Layout{TP: 1, EP: 8, DP: 8}.Normalize()
+	for k, p := range domainSet(m, dp8, testLimits, spec.KernelOnly, 0.001) {
+		set[k] = p
+	}
+	set[spec.OpKey{Op: spec.OpMoEGroupedGEMM, Measurement: spec.KernelOnly, TP: 1, EP: 8, LocalExperts: 16}] = linearPred{b: 0.01, c: 0.05}
 	for _, op := range []string{spec.OpEPDispatch, spec.OpEPCombine} {
-		set[spec.OpKey{Op: op, Measurement: spec.KernelOnly, TP: 8, Workers: 8}] = linearPred{b: 1e-9}
+		set[spec.OpKey{Op: op, Measurement: spec.KernelOnly, TP: 1, Workers: 8}] = linearPred{b: 1e-9}
 	}
 	counts := make([]int, 128)
 	counts[0] = 12
@@ -85,20 +97,30 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 	for r := 3; r < 8; r++ {
 		counts[16*r] = 1
 	}
+	tokens := 12 + 40 + 48 + 5 // every copy of the draw
+	gathered := func(op string) float64 {
+		x := spec.EPExchange{Backend: All2AllAllgatherRS, GroupTokens: tokens / 8, Hidden: 2048, Experts: 128}
+		if op == spec.OpEPCombine {
+			return x.CombineBytes() * 1e-9
+		}
+		return x.DispatchBytes() * 1e-9
+	}
 	for _, tc := range []struct {
 		backend string
+		layout  spec.Layout
 		wantEP  float64
 	}{
-		{All2AllNaive, 0}, // the all-gather and reduce-scatter do not depend on routing
-		{All2AllPPLX, 2 * 8 * 48 * 2048 * 2 * 1e-9},
+		{All2AllPPLX, spec.Layout{TP: 8, EP: 8}, 0}, // DP=1: no exchange
+		{All2AllAllgatherRS, dp8, gathered(spec.OpEPDispatch) + gathered(spec.OpEPCombine)},
+		{All2AllPPLX, dp8, 2 * 48 * 2048 * 2 * 1e-9},
 	} {
-		cm := qwenEP8(t, MoEConfig{All2AllBackend: tc.backend}, set)
+		cm := qwenLayout(t, tc.layout, MoEConfig{All2AllBackend: tc.backend}, set)
 		moe, ep, err := cm.LayerRoutedCost(counts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(moe-0.72) > 1e-12 || math.Abs(ep-tc.wantEP) > 1e-12 {
-			t.Errorf("%s: layer grouped GEMM %g ms (want rank 0's 0.72), EP %g ms (want %g)", tc.backend, moe, ep, tc.wantEP)
+			t.Errorf("%s %s: layer grouped GEMM %g ms (want rank 0's 0.72), EP %g ms (want %g)", tc.backend, tc.layout, moe, ep, tc.wantEP)
 		}
 	}
 	// Moving rank 0's 12 tokens onto 12 experts makes rank 2 the slowest.

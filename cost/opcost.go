@@ -71,11 +71,11 @@ type OpCostModel struct {
 	// layout (its token counts are set per step).
 	exchange spec.EPExchange
 	routing  *routingModel
-	host        *hostModel
-	gating      []GatingChoice
-	matched     map[string]string
-	x           [2]float64
-	scratch     memoEntry
+	host     *hostModel
+	gating   []GatingChoice
+	matched  map[string]string
+	x        [2]float64
+	scratch  memoEntry
 }
 
 // pricedOp is one op of a stage with its predictor (nil: roofline).

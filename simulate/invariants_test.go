@@ -19,7 +19,9 @@ type checkSteps struct {
 }
 
 func (c *checkSteps) ObserveStep(r *StepRecord) {
-	c.steps++
+	if !r.Dummy {
+		c.steps++
+	}
 	c.tokens += int64(r.Tokens)
 	e := c.cfg
 	switch {
