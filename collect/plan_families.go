@@ -26,6 +26,16 @@ func (p *planner) maxLen() int    { return p.Limits.MaxModelLen }
 func (p *planner) maxSeqs() int   { return min(p.Limits.MaxNumSeqs, p.Limits.MaxNumBatchedTokens) }
 func (p *planner) maxChunk() int  { return min(p.maxTokens(), p.maxLen()) }
 
+// groupTokens is the most tokens an MoE layer of layout l routes in one
+// step: the token budget, times DP when the DP ranks step in lockstep
+// through one EP group (spec.MoEExchanges).
+func (p *planner) groupTokens(l spec.Layout) int {
+	if spec.MoEExchanges(l) {
+		return p.maxTokens() * l.Normalize().DP
+	}
+	return p.maxTokens()
+}
+
 // tps returns the distinct TP degrees of the layouts, in order.
 func (p *planner) tps() []int {
 	var out []int
@@ -202,7 +212,7 @@ func (p *planner) moe() ([]Shape, error) {
 					Distribution: DistUniform, LoadSeed: p.Seed, GatingContext: ctx, RoutingPath: path, Load: single})
 			}
 		}
-		for _, t := range TokenGrid(1, p.maxTokens()) {
+		for _, t := range TokenGrid(1, p.groupTokens(l)) {
 			for _, dist := range p.Distributions {
 				global, err := p.route(t, dist)
 				if err != nil {
@@ -255,13 +265,21 @@ func (p *planner) collectives() []Shape {
 			add(spec.OpAllReduce, tp, spec.Layout{TP: tp}.Normalize(), p.maxTokens())
 		}
 	}
-	seenEP := map[[2]int]bool{}
+	// EP dispatch and combine run only where vLLM exchanges tokens: on
+	// data-parallel layouts, over every rank (TP x DP), up to top-k token
+	// widths per token of the lockstep step (spec.EPExchange; the
+	// gathering backends' hidden + router outputs fit within that for
+	// top-k >= 2).
+	seenEP := map[[3]int]bool{}
 	for _, l := range p.Layouts {
-		if k := [2]int{l.TP, l.EP}; l.EP > 1 && !seenEP[k] {
+		l = l.Normalize()
+		workers := l.TP * l.DP
+		if k := [3]int{l.TP, l.EP, workers}; spec.MoEExchanges(l) && m.IsMoE() && !seenEP[k] {
 			seenEP[k] = true
-			el := spec.Layout{TP: l.TP, EP: l.EP}.Normalize()
-			add(spec.OpEPDispatch, l.EP, el, p.maxTokens()*max(m.TopK, 1))
-			add(spec.OpEPCombine, l.EP, el, p.maxTokens()*max(m.TopK, 1))
+			el := spec.Layout{TP: l.TP, EP: l.EP, DP: l.DP}.Normalize()
+			maxT := p.groupTokens(l) * max(m.TopK, 1+(m.NumExperts+m.HiddenSize-1)/m.HiddenSize)
+			add(spec.OpEPDispatch, workers, el, maxT)
+			add(spec.OpEPCombine, workers, el, maxT)
 		}
 	}
 	for _, l := range p.Layouts {

@@ -51,6 +51,13 @@ func QueryDomain(m *Model, l Layout, lim EngineLimits) []DomainEntry {
 		out = append(out, DomainEntry{Key: k, Ranges: r})
 	}
 	tokens := Range{1, maxTok}
+	// A data-parallel MoE layout routes every DP rank's tokens through the
+	// EP group in one lockstep step (MoEExchanges): the grouped GEMM and
+	// the exchange see up to DP x the token budget.
+	groupTok := maxTok
+	if MoEExchanges(l) {
+		groupTok *= float64(l.DP)
+	}
 	lastLayer := m.NumLayers - 1
 	layers := []int{0}
 	if m.IsMoELayer(lastLayer) && !m.IsMoELayer(0) {
@@ -74,16 +81,20 @@ func QueryDomain(m *Model, l Layout, lim EngineLimits) []DomainEntry {
 				add(k, tokens)
 			case OpMoEGroupedGEMM:
 				k.EP, k.LocalExperts = l.EP, o.LocalExperts
-				routed := math.Ceil(maxTok * float64(m.TopK) / float64(l.EP))
-				even := maxTok * float64(m.TopK) / float64(m.NumExperts)
-				maxExpert := math.Min(maxTok, math.Ceil(ExpertSkewHeadroom*even))
+				routed := math.Ceil(groupTok * float64(m.TopK) / float64(l.EP))
+				even := groupTok * float64(m.TopK) / float64(m.NumExperts)
+				maxExpert := math.Min(groupTok, math.Ceil(ExpertSkewHeadroom*even))
 				add(k, Range{1, routed}, Range{1, math.Max(1, maxExpert)})
 			case OpAllReduce:
 				k.Workers = o.Workers
 				add(k, Range{h * act, h * act * maxTok})
 			case OpEPDispatch, OpEPCombine:
+				// Gathered tokens with their router outputs, or routed
+				// copies: at most top-k (or (h + experts) / h) token widths
+				// a group token (EPExchange).
 				k.Workers = o.Workers
-				add(k, Range{h * act, h * act * maxTok * float64(m.TopK)})
+				perToken := math.Max(float64(m.TopK), (h+float64(m.NumExperts))/h)
+				add(k, Range{h * act, h * act * groupTok * perToken})
 			default:
 				add(k, tokens)
 			}

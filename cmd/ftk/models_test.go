@@ -48,9 +48,22 @@ func TestModelsOps(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"attn_pre_proj", "[T,2048]x[2048,768]", "moe_grouped_gemm", "16 experts x [R,2048]x[2048,768]", "ep_dispatch", "layer FLOPs"} {
+	for _, want := range []string{"attn_pre_proj", "[T,2048]x[2048,768]", "moe_grouped_gemm", "16 experts x [R,2048]x[2048,768]", "all_reduce", "layer FLOPs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// vLLM exchanges tokens between EP ranks only with data parallelism.
+	if strings.Contains(out, "ep_dispatch") {
+		t.Errorf("TP8/EP8/DP1 lists an EP dispatch:\n%s", out)
+	}
+	out, errOut, code = ftk(t, "models", "ops", "qwen3-30b-a3b", "--tp", "1", "--ep", "8", "--dp", "8")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"ep_dispatch", "ep_combine", "[T,2048] over 8 GPUs", "16 experts x [R,2048]x[2048,768]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("DP8/EP8 output lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -98,14 +98,14 @@ func TestSimulateBadInput(t *testing.T) {
 func TestSimulateMoEBreakdown(t *testing.T) {
 	for _, mode := range []string{"eager", "cuda-graph"} {
 		dir := t.TempDir()
-		out, errOut, code := ftk(t, "simulate", "--model", "qwen3-30b-a3b", "--device", "h100", "--tp", "8", "--ep", "8",
+		out, errOut, code := ftk(t, "simulate", "--model", "qwen3-30b-a3b", "--device", "h100", "--tp", "1", "--ep", "8", "--dp", "8",
 			"--execution-mode", mode, "--breakdown", "--moe-routing", "skewed", "--all2all-backend", "pplx",
 			"--workload", "fixed:512x32", "--rate", "8", "--num-requests", "40", "--seed", "1", "-o", dir)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", mode, code, errOut)
 		}
 		for _, want := range []string{"step time, replica engines", "moe", "ep_comm", "host issue (beyond GPU)", "host before", "host after",
-			"host-bound", "CUDA-graph replays", "routing skewed (Zipf exponent 1)", "EP communication all-to-all", "prefill_hot", "default host model"} {
+			"host-bound", "CUDA-graph replays", "routing skewed (Zipf exponent 1)", "EP communication pplx", "prefill_hot", "default host model"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: output lacks %q:\n%s", mode, want, out)
 			}
