@@ -82,8 +82,9 @@ func runTrace(b *testing.B, cfg runresult.Config, rs []spec.Request, withOutputs
 // with the MoE and disaggregated engines and compares their requests per
 // CPU-second with the dense run's: qwen3-30b-a3b at TP8/EP8 (128 experts,
 // top-8; every step draws a routing for each of 48 MoE layers) with uniform
-// routing and the naive backend, and with skewed routing and an all-to-all
-// backend; llama-3.1-8b disaggregated with one prefill and one or two
+// and with skewed routing; qwen3-30b-a3b as vLLM serves it at scale, DP8 x
+// EP8 at TP1 (eight engines stepping in lockstep, every step pricing each
+// rank and one exchange over all of them, vLLM's load balancer); llama-3.1-8b disaggregated with one prefill and one or two
 // decode instances (every request's KV cache crossing a link). The
 // variants run in turn within each iteration, so that load from other
 // processes falls on all of them alike. The target is at least half the
@@ -100,6 +101,11 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		c.Model, c.Layout, c.MoE = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}, m
 		return c
 	}
+	dpep := func(m cost.MoEConfig) runresult.Config {
+		c := moe(m)
+		c.Layout, c.Router = spec.Layout{TP: 1, EP: 8, DP: 8}, runresult.RouterLeastLoaded
+		return c
+	}
 	disagg := func(p, d int) runresult.Config {
 		c := testConfig()
 		c.Mode = runresult.ModeDisaggregated
@@ -111,8 +117,10 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		cfg  runresult.Config
 	}{
 		{"dense llama-3.1-8b TP1", dense},
-		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(cost.MoEConfig{})},
-		{"MoE qwen3-30b-a3b TP8/EP8 skewed all-to-all", moe(cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllPPLX})},
+		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(cost.MoEConfig{Routing: cost.RoutingUniform})},
+		{"MoE qwen3-30b-a3b TP8/EP8 skewed", moe(cost.MoEConfig{Routing: cost.RoutingSkewed})},
+		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep, default routing", dpep(cost.MoEConfig{})},
+		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep skewed, DeepEP LL", dpep(cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL})},
 		{"disaggregated llama-3.1-8b 1P1D", disagg(1, 1)},
 		{"disaggregated llama-3.1-8b 1P2D", disagg(1, 2)},
 	}
