@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,14 @@ type PlanConfig struct {
 	Distributions  []string
 	// Seed seeds the MoE routing draws.
 	Seed uint64
+	// All2AllBackend is the EP dispatch and combine to measure on
+	// data-parallel layouts (vLLM's names, spec.All2AllBackends; empty:
+	// allgather_reducescatter, vLLM's default from v0.11). The torch
+	// worker runs the torch.distributed collectives of the gathering
+	// backends, and all_to_all_single as the stand-in of the all-to-all
+	// kernel backends (pplx, DeepEP), whose kernels it does not call; the
+	// impl column says which.
+	All2AllBackend string
 }
 
 // Plan is a sweep's ordered list of shapes. The order and every ID depend
@@ -113,6 +122,9 @@ func NewPlan(c PlanConfig) (*Plan, error) {
 	}
 	if err := validateLimits(c.Limits); err != nil {
 		return nil, err
+	}
+	if c.All2AllBackend != "" && !slices.Contains(spec.All2AllBackends(), c.All2AllBackend) {
+		return nil, fmt.Errorf("plan: unknown all2all backend %q: use one of %v", c.All2AllBackend, spec.All2AllBackends())
 	}
 	if len(c.Layouts) == 0 {
 		c.Layouts = []spec.Layout{{TP: 1}}

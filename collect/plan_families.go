@@ -26,6 +26,14 @@ func (p *planner) maxLen() int    { return p.Limits.MaxModelLen }
 func (p *planner) maxSeqs() int   { return min(p.Limits.MaxNumSeqs, p.Limits.MaxNumBatchedTokens) }
 func (p *planner) maxChunk() int  { return min(p.maxTokens(), p.maxLen()) }
 
+// all2allBackend is the EP exchange the sweep measures.
+func (p *planner) all2allBackend() string {
+	if p.All2AllBackend == "" {
+		return spec.All2AllAllgatherRS
+	}
+	return p.All2AllBackend
+}
+
 // groupTokens is the most tokens an MoE layer of layout l routes in one
 // step: the token budget, times DP when the DP ranks step in lockstep
 // through one EP group (spec.MoEExchanges).
@@ -255,6 +263,9 @@ func (p *planner) collectives() []Shape {
 	var out []Shape
 	add := func(name string, workers int, l spec.Layout, maxT int) {
 		o := spec.Op{Name: name, Family: spec.FamilyCollective, Kernels: 1, Width: m.HiddenSize, Workers: workers, ElemBytes: 2}
+		if name == spec.OpEPDispatch || name == spec.OpEPCombine {
+			o.DPRanks, o.Backend = l.DP, p.all2allBackend()
+		}
 		for _, t := range TokenGrid(1, maxT) {
 			out = append(out, Shape{Family: spec.FamilyCollective, Kind: KindCollective, Layout: l, Ops: []spec.Op{o},
 				Tokens: t, Collective: name, Workers: workers, SizeBytes: int64(t) * tokenBytes})

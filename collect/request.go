@@ -79,6 +79,10 @@ type OpShape struct {
 	// Collectives.
 	Workers   int   `json:"workers,omitempty"`
 	SizeBytes int64 `json:"size_bytes,omitempty"`
+	// Backend is the EP exchange's all2all backend (ep_dispatch,
+	// ep_combine), DPRanks its data-parallel ranks.
+	Backend string `json:"backend,omitempty"`
+	DPRanks int    `json:"dp_ranks,omitempty"`
 	// Host: one engine step's batch.
 	BatchSize     int `json:"batch_size,omitempty"`
 	PrefillTokens int `json:"num_prefill_tokens,omitempty"`
@@ -96,7 +100,7 @@ func newRequest(m *spec.Model, s *Shape, o *spec.Op, measurement string, warmup,
 		TP: s.Layout.TP, Tokens: s.Tokens, QKNorm: m.QKNorm,
 		QHeads: o.QHeads, KVHeads: o.KVHeads, HeadDim: o.HeadDim,
 		LocalExperts: o.LocalExperts, TopK: o.TopK, ExpertWidth: o.ExpertWidth,
-		Workers: o.Workers, SizeBytes: s.SizeBytes,
+		Workers: o.Workers, SizeBytes: s.SizeBytes, Backend: o.Backend, DPRanks: o.DPRanks,
 		BatchSize: s.BatchSize, PrefillTokens: s.PrefillTokens, DecodeTokens: s.DecodeTokens,
 	}
 	switch o.Family {

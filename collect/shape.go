@@ -74,6 +74,9 @@ func (s *Shape) key() string {
 	}
 	if s.Collective != "" {
 		fmt.Fprintf(&b, "|coll=%s|w=%d|size=%d", s.Collective, s.Workers, s.SizeBytes)
+		if o := s.Op(s.Collective); o != nil && o.Backend != "" {
+			fmt.Fprintf(&b, "|backend=%s|dp=%d", o.Backend, o.DPRanks)
+		}
 	}
 	if s.Kind == KindHost || s.Kind == KindIssue {
 		fmt.Fprintf(&b, "|b=%d|p=%d|d=%d", s.BatchSize, s.PrefillTokens, s.DecodeTokens)

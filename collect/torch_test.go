@@ -28,12 +28,16 @@ func needTorch(t *testing.T) string {
 }
 
 // The torch worker on the CPU measures every family and writes rows in
-// the same formats as a GPU run, labelled CPU.
+// the same formats as a GPU run, labelled CPU. The layout is data parallel
+// (TP2 x DP2, EP4), so the EP exchange is measured, as vLLM's default
+// allgather_reducescatter backend runs it: an all-gather to dispatch, a
+// reduce-scatter to combine (gloo has none: the all-reduce it is cut from),
+// each row's impl saying which.
 func TestTorchWorkerCPUSweep(t *testing.T) {
 	t.Parallel() // the torch tests mostly wait on worker start-up
 	py := needTorch(t)
 	dir := t.TempDir()
-	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 2, EP: 2}})
+	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 2, EP: 4, DP: 2}})
 	o := Options{Plan: c, Out: dir, Backend: BackendTorch, Warmup: 1, Repeats: 2,
 		Torch: TorchOptions{DeviceKind: KindCPU, Python: py, Threads: 1}}
 	var log strings.Builder
@@ -71,6 +75,9 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 			impl := r[slices.Index(h, "impl")]
 			if impl == "" || strings.Contains(impl, "synthetic") {
 				t.Fatalf("%s row %d: impl %q", f, i+1, impl)
+			}
+			if want := map[string]string{"network/ep_dispatch_cpu.csv": "gloo_all_gather", "network/ep_combine_cpu.csv": "gloo_all_reduce"}[f]; want != "" && impl != want {
+				t.Fatalf("%s row %d: impl %q, want %q", f, i+1, impl, want)
 			}
 		}
 	}

@@ -62,6 +62,7 @@ Examples:
 			&cli.StringFlag{Name: "gating-context", Value: "both", Usage: "MoE gating context: prefill_hot, standalone or both"},
 			&cli.StringFlag{Name: "routing-path", Value: collect.RoutingStandard, Usage: "MoE routing path: standard_fused_topk, uniform_topk or both"},
 			&cli.StringSliceFlag{Name: "load-distributions", Value: collect.LoadDistributions, Usage: "MoE expert load distributions"},
+			&cli.StringFlag{Name: "all2all-backend", Value: spec.All2AllAllgatherRS, Usage: "EP dispatch/combine measured on data-parallel layouts (EP > TP): allgather_reducescatter or naive (torch.distributed all_gather + reduce_scatter, or broadcasts + all_reduce), pplx, deepep_high_throughput or deepep_low_latency (timed as torch all_to_all_single, a stand-in: their kernels are not called)"},
 			&cli.IntFlag{Name: "warmup", Value: 5, Usage: "untimed runs per operator"},
 			&cli.IntFlag{Name: "repeats", Value: 20, Usage: "timed runs per operator"},
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of MoE routing draws and synthetic noise"},
@@ -147,8 +148,9 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	}
 	o.Plan = collect.PlanConfig{
 		Model: m, Layouts: layouts, Families: fams, Seed: cmd.Uint64("seed"),
-		Limits:        spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: cmd.Int("max-model-len")},
-		Distributions: cmd.StringSlice("load-distributions"),
+		Limits:         spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: cmd.Int("max-model-len")},
+		Distributions:  cmd.StringSlice("load-distributions"),
+		All2AllBackend: cmd.String("all2all-backend"),
 	}
 	switch g := cmd.String("gating-context"); g {
 	case "both":

@@ -624,14 +624,23 @@ class Worker:
         if self.cuda and self.torch.cuda.device_count() < n:
             raise RuntimeError("%s over %d workers needs %d visible GPUs, %d visible" % (op, n, n, self.torch.cuda.device_count()))
         self.ensure_group(n)
-        msg = (op, int(sh["size_bytes"]), timing, warmup, repeats)
+        prim = exchange_primitive(op, sh.get("backend", ""))
+        if prim == "reduce_scatter" and not self.cuda:
+            prim = "all_reduce"  # gloo has no reduce-scatter: the all-reduce it would be cut from
+        msg = (op, int(sh["size_bytes"]), timing, warmup, repeats, prim, int(sh.get("dp_ranks", 0) or n))
         for conn in self.group[1]:
             conn.send(msg)
         samples = run_collective(self.torch, 0, n, self.device, msg)
         for conn in self.group[1]:
             conn.recv()
         impl = "nccl" if self.cuda else "gloo"
-        return samples, impl + ("_all_to_all" if op in ("ep_dispatch", "ep_combine") else "")
+        if op in ("ep_dispatch", "ep_combine"):
+            # Say what was timed: the torch.distributed primitive, and for
+            # the kernel backends that it only stands in for them.
+            impl += "_" + prim
+            if sh.get("backend") in ("pplx", "deepep_high_throughput", "deepep_low_latency"):
+                impl += "_standin_for_" + sh["backend"]
+        return samples, impl
 
     def ensure_group(self, n):
         if self.group and self.group[0] == n:
@@ -789,25 +798,53 @@ def _assign(counts, T, k, E):
     return rows
 
 
+def exchange_primitive(op, backend):
+    """The torch.distributed primitive that times an EP exchange of vLLM's
+    all2all backend (vllm/distributed/device_communicators/all2all.py):
+    allgather_reducescatter all-gathers (dispatch) and reduce-scatters
+    (combine); naive broadcasts each DP rank's share (dispatch) and
+    all-reduces the gathered buffer (combine); the kernel backends move
+    routed copies, timed as all_to_all_single."""
+    if op not in ("ep_dispatch", "ep_combine"):
+        return op
+    if backend in ("", "allgather_reducescatter"):
+        return "all_gather" if op == "ep_dispatch" else "reduce_scatter"
+    if backend == "naive":
+        return "broadcast" if op == "ep_dispatch" else "all_reduce"
+    return "all_to_all"
+
+
 def run_collective(torch, rank, world, device, msg):
-    """One collective request on one rank; rank 0 returns the timings."""
+    """One collective request on one rank; rank 0 returns the timings.
+    size is the bytes one rank receives (the size_bytes feature): the
+    gathered buffer for all_gather and broadcast, the buffer reduced for
+    reduce_scatter and all_reduce, the copies received for all_to_all."""
     import torch.distributed as dist
-    op, size, timing, warmup, repeats = msg
+    op, size, timing, warmup, repeats, prim, dp = msg
     cuda = device.type == "cuda"
     dtype = torch.bfloat16 if cuda else torch.float32
     elems = max(world, size // (2 if cuda else 4))
     elems -= elems % world
     x = torch.ones(elems, dtype=dtype, device=device)
     y = torch.empty_like(x)
+    part = x[: elems // world]
+    share = max(1, elems // max(1, dp))
 
     def once():
-        if op == "all_reduce":
+        if prim == "all_reduce":
             dist.all_reduce(x)
-        elif op == "send_recv":
+        elif prim == "send_recv":
             if rank == 0:
                 dist.send(x, 1)
             elif rank == 1:
                 dist.recv(y, 0)
+        elif prim == "all_gather":
+            dist.all_gather(list(y.chunk(world)), part)
+        elif prim == "reduce_scatter":
+            dist.reduce_scatter(part, list(x.chunk(world)))
+        elif prim == "broadcast":
+            for src in range(dp):
+                dist.broadcast(x[src * share:(src + 1) * share] if (src + 1) * share <= elems else x[-share:], src % world)
         else:
             dist.all_to_all_single(y, x)
 
