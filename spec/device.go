@@ -82,6 +82,12 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 //     scaled by SM count; no NVLink and no PCIe peer-to-peer on GeForce
 //     cards: collectives stage through host memory over PCIe 4.0 x16 (32
 //     GB/s a direction; 16 GB/s effective is a guess).
+//   - RTX PRO 6000 Blackwell Server Edition 96GB (NVIDIA GTC 2025
+//     announcement and datasheet): GB202 with 188 SMs, 96 GB GDDR7 at
+//     1597 GB/s (the Server Edition's figure, as LLMServingSim's RTXPRO6000
+//     config uses; the Workstation Edition has 1792), 4000 FP4 AI TOPS with
+//     sparsity, that is 1000 TFLOPS dense FP8 and 500 dense BF16; no
+//     NVLink: PCIe Gen5 x16, 64 GB/s a direction.
 //   - B200 180GB: NVIDIA DGX B200 datasheet (2024; 72 PFLOPS FP8 training,
 //     1,440 GB HBM3e, 64 TB/s for 8 GPUs): 2,250 TFLOPS BF16, 4,500 FP8,
 //     8 TB/s, NVLink 5 1.8 TB/s, 148 SMs (Blackwell whitepaper); 400 Gb/s
@@ -92,16 +98,17 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 // Ampere systems), as measured in published profiling studies; kernel
 // floors are those of the generation's fitted curves (curves.go).
 var deviceCatalog = map[string]Device{
-	"h100":      {Description: "NVIDIA H100 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h100-pcie": {Description: "NVIDIA H100 PCIe 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 756, PeakFP8TFLOPS: 1513, MemoryGiB: 80, HBMGBps: 2000, SMs: 114, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h200":      {Description: "NVIDIA H200 SXM 141GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 141, HBMGBps: 4800, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h800":      {Description: "NVIDIA H800 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 200, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h20":       {Description: "NVIDIA H20 96GB", Arch: ArchHopper, PeakBF16TFLOPS: 148, PeakFP8TFLOPS: 296, MemoryGiB: 96, HBMGBps: 4000, SMs: 78, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"a100":      {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
-	"a800":      {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
-	"l40s":      {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
-	"rtx4090d":  {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 16, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
-	"b200":      {Description: "NVIDIA B200 180GB", Arch: ArchBlackwell, PeakBF16TFLOPS: 2250, PeakFP8TFLOPS: 4500, MemoryGiB: 180, HBMGBps: 8000, SMs: 148, NVLink: true, NVLinkGBps: 900, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h100":       {Description: "NVIDIA H100 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h100-pcie":  {Description: "NVIDIA H100 PCIe 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 756, PeakFP8TFLOPS: 1513, MemoryGiB: 80, HBMGBps: 2000, SMs: 114, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h200":       {Description: "NVIDIA H200 SXM 141GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 141, HBMGBps: 4800, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h800":       {Description: "NVIDIA H800 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 200, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h20":        {Description: "NVIDIA H20 96GB", Arch: ArchHopper, PeakBF16TFLOPS: 148, PeakFP8TFLOPS: 296, MemoryGiB: 96, HBMGBps: 4000, SMs: 78, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"a100":       {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
+	"a800":       {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
+	"l40s":       {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
+	"rtx4090d":   {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 16, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
+	"rtxpro6000": {Description: "NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB (PCIe, no NVLink)", Arch: ArchBlackwell, PeakBF16TFLOPS: 500, PeakFP8TFLOPS: 1000, MemoryGiB: 96, HBMGBps: 1597, SMs: 188, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"b200":       {Description: "NVIDIA B200 180GB", Arch: ArchBlackwell, PeakBF16TFLOPS: 2250, PeakFP8TFLOPS: 4500, MemoryGiB: 180, HBMGBps: 8000, SMs: 148, NVLink: true, NVLinkGBps: 900, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 }
 
 var deviceAliases = map[string]string{
@@ -114,6 +121,7 @@ var deviceAliases = map[string]string{
 	"nvidia h20": "h20", "h20-96gb": "h20",
 	"nvidia l40s": "l40s",
 	"b200-180gb":  "b200", "nvidia b200": "b200",
+	"rtx-pro-6000": "rtxpro6000", "nvidia rtx pro 6000 blackwell server edition": "rtxpro6000",
 	"4090d": "rtx4090d", "rtx-4090d": "rtx4090d", "nvidia geforce rtx 4090 d": "rtx4090d",
 }
 

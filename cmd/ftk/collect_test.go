@@ -39,7 +39,9 @@ func TestCollectSyntheticIngestFitCoverage(t *testing.T) {
 
 // The torch worker on the CPU (Debian's python3-torch in CI) measures a
 // few shapes of every family through the command line, and ftk ingest
-// reads its rows. It fails without PyTorch rather than skipping.
+// reads its rows; --ep 4 over --tp 2 is a data-parallel layout (DP2), so
+// the EP exchange is measured too. It fails without PyTorch rather than
+// skipping.
 func TestCollectTorchCPUIngests(t *testing.T) {
 	if _, _, err := collect.FindPython(context.Background(), ""); err != nil {
 		t.Fatalf("this test runs the torch worker: %v", err)
@@ -51,7 +53,7 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 	 "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024, "max_position_embeddings": 512,
 	 "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128}`), 0o644)
 	out, errOut, code := ftk(t, "collect", "all", "--backend", "torch", "--device-kind", "cpu", "--model", model,
-		"--tp", "2", "--ep", "2", "--max-num-batched-tokens", "8", "--max-num-seqs", "2", "--max-model-len", "8",
+		"--tp", "2", "--ep", "4", "--max-num-batched-tokens", "8", "--max-num-seqs", "2", "--max-model-len", "8",
 		"--warmup", "1", "--repeats", "2", "--threads", "1", "-o", dir)
 	if code != 0 || !strings.Contains(out, "0 failed") {
 		t.Fatalf("collect exit %d: %s\n%s", code, out, errOut)
