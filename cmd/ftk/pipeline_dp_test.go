@@ -26,7 +26,7 @@ func TestPipelineDataParallelEP(t *testing.T) {
 		return out
 	}
 	profiles := filepath.Join(dir, "profiles")
-	step("collect", join([]string{"collect", "all", "--backend", "synthetic", "--model", model, "--device", "h100", "--out", profiles,
+	step("collect", join([]string{"collect", "all", "--backend", "synthetic", "--model", model, "--device", "h100", "-o", profiles,
 		"--tp", "1", "--ep", "2"}, limits)...)
 	dataset := filepath.Join(dir, "dataset")
 	step("ingest", "ingest", profiles, "-o", dataset)
