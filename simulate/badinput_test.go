@@ -67,7 +67,10 @@ func TestBadConfigs(t *testing.T) {
 		{"unknown router", func(c *runresult.Config) { c.Router = "random" }, "unknown router"},
 		{"unknown device", func(c *runresult.Config) { c.Device = "tpu" }, "unknown device"},
 		{"TP not dividing heads", func(c *runresult.Config) { c.Layout.TP = 3 }, "TP=3"},
-		{"MoE with DP and PP", func(c *runresult.Config) { c.Model = "qwen3-30b-a3b"; c.Layout = spec.Layout{TP: 1, EP: 2, DP: 2, PP: 2} }, "pipeline"},
+		{"MoE with DP and PP", func(c *runresult.Config) {
+			c.Model = "qwen3-30b-a3b"
+			c.Layout = spec.Layout{TP: 1, EP: 2, DP: 2, PP: 2}
+		}, "pipeline"},
 		{"MoE EP within DP", func(c *runresult.Config) { c.Model = "qwen3-30b-a3b"; c.Layout = spec.Layout{TP: 2, EP: 2, DP: 2} }, "EP = TP x DP"},
 		{"DeepEP without EP", func(c *runresult.Config) {
 			c.Model, c.Layout, c.MoE.All2AllBackend = "qwen3-30b-a3b", spec.Layout{TP: 1, DP: 2}, cost.All2AllDeepEPLL

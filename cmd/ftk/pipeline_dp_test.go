@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // The main job on a data-parallel MoE layout, DP2 x EP2 at TP1 (vLLM's
@@ -46,7 +46,7 @@ func TestPipelineDataParallelEP(t *testing.T) {
 			t.Errorf("simulate output lacks %q:\n%s", want, out)
 		}
 	}
-	sum, err := simulate.ReadSummary(filepath.Join(sim, simulate.SummaryFile))
+	sum, err := runresult.ReadSummary(filepath.Join(sim, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
