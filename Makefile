@@ -13,7 +13,8 @@ RATE     ?= 4
 REQUESTS ?= 500
 MAX_BATCHED_TOKENS ?= 8192
 MAX_SEQS ?= 256
-MAX_MODEL_LEN ?= 4096
+# MAX_MODEL_LEN 0: min(model's maximum, 8192) in collect, fit and simulate alike (spec.DefaultMaxModelLen)
+MAX_MODEL_LEN ?= 0
 
 .PHONY: build test deps bench pipeline fuzz clean
 

@@ -10,7 +10,7 @@ import (
 // SameShape reports whether the operator of key a has the same per-GPU
 // shape in model m as that of key b (keys differing in TP): replicated ops
 // such as the layer norms, the embedding and the MoE router are profiled
-// at TP=1 only (FORMATS.md) and cost the same at every TP.
+// at TP=1 only (docs/formats.md) and cost the same at every TP.
 func SameShape(m *spec.Model, a, b spec.OpKey) bool {
 	if m == nil || a.Op != b.Op {
 		return false

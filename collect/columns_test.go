@@ -84,7 +84,7 @@ func TestColumnsMatchRealProfiles(t *testing.T) {
 		"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
 		"process_model_outputs_median", "ray_comm_time_mean"}
 	if miss, ok := isSubsequence(formats, host); !ok {
-		t.Errorf("cpu_overhead.csv: FORMATS.md column %q missing or out of order", miss)
+		t.Errorf("cpu_overhead.csv: docs/formats.md column %q missing or out of order", miss)
 	}
 	for _, f := range csvFiles(t, sweep) {
 		h, rows := readCSV(t, filepath.Join(sweep, f))

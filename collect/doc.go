@@ -21,7 +21,7 @@
 //	network/all_reduce.csv, send_recv.csv         Vidur network columns
 //	network/ep_dispatch.csv, ep_combine.csv       the same columns, collective=ep_dispatch|ep_combine
 //	network/<collective>_kernel_only.csv          KERNEL_ONLY collectives
-//	cpu_overhead.csv                              FORMATS.md CPU overhead schema (HOST_WALL)
+//	cpu_overhead.csv                              docs/formats.md CPU overhead schema (HOST_WALL)
 //	failures.jsonl                                shapes that failed, with the error
 //	ftk-collect.yaml                              device, model, backend, measurement types,
 //	                                              layouts, engine limits, shard, plan checksums

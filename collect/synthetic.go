@@ -9,7 +9,7 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// Synthetic is the built-in device model as a backend (DESIGN section 6):
+// Synthetic is the built-in device model as a backend (docs/design.md section 6):
 // every time comes from spec.Roofline for the named device (the host
 // family from spec.HostOpMs, the simulator's default host model), with
 // seeded multiplicative

@@ -2,7 +2,7 @@ package cost
 
 // Component is one part of an engine step's time on one pipeline stage.
 // Device components run on the GPU and add up; the launch and host
-// components are CPU time (DESIGN section 2). The forward pass runs on two
+// components are CPU time (docs/design.md section 2). The forward pass runs on two
 // timelines: the host issues ops (launch: the CPU issue time of the
 // forward, module and dispatcher Python included), the GPU runs each once
 // issued and the one before it done; ForwardMs is when the GPU finishes:
@@ -65,7 +65,7 @@ func (c *StepCost) TotalMs() float64 {
 }
 
 // WallMs is the step's wall time when its host work may overlap the
-// forward pass before it (async scheduling, DESIGN section 2). With
+// forward pass before it (async scheduling, docs/design.md section 2). With
 // overlap (the stage ran a step right up to this one), scheduling and
 // input preparation of this step ran during the previous forward pass and
 // output processing runs during the next, so host time shows only where

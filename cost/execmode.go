@@ -7,7 +7,7 @@ import (
 )
 
 // Execution modes (EngineConfig.ExecutionMode): how the host issues a
-// step's kernels (DESIGN section 2).
+// step's kernels (docs/design.md section 2).
 const (
 	// ExecEager launches every kernel of every layer from the host
 	// (vLLM's --enforce-eager): launch = kernels x per-launch cost, and a

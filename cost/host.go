@@ -26,7 +26,7 @@ const (
 	numHostOps
 )
 
-// hostModel prices the host side of a step (DESIGN section 2): scheduling
+// hostModel prices the host side of a step (docs/design.md section 2): scheduling
 // and input preparation before the forward pass, sampling and output
 // processing after it, and the inter-process hand-off of a multi-GPU
 // executor. The times come from, in order of preference, the calibration's

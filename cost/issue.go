@@ -4,7 +4,7 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// issueModel prices the CPU timeline of a forward pass (DESIGN section 2):
+// issueModel prices the CPU timeline of a forward pass (docs/design.md section 2):
 // what the host spends issuing each stage's ops, from spec's inventory of
 // what vLLM issues (spec.IssueOf) and per-kind costs (measured by collect
 // host, calibrated, or spec's defaults). Everything that does not depend

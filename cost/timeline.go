@@ -1,6 +1,6 @@
 package cost
 
-// The two timelines of a forward pass (DESIGN section 2). The host issues
+// The two timelines of a forward pass (docs/design.md section 2). The host issues
 // the step's ops in order, each costing its issue time on the CPU; the GPU
 // runs an op once it is issued and the op before it has finished. A run of
 // ops is summarised by a span: its CPU time, its GPU time and when the GPU

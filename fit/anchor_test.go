@@ -10,7 +10,7 @@ import (
 )
 
 // anchorFeatures are the features the anchors (Vidur, Frontier) train on
-// (FORMATS.md): prefill [kv_cache_size, prefill_chunk_size^2], decode
+// (docs/formats.md): prefill [kv_cache_size, prefill_chunk_size^2], decode
 // [batch_size, kv_cache_size], every other operator its base features.
 func anchorFeatures(op string, x []float64) []float64 {
 	if op == spec.OpAttnPrefill {

@@ -1,5 +1,5 @@
 // Package fit turns a profile dataset into per-operator latency predictors
-// and writes them as a model bundle (package bundle) (DESIGN section 1).
+// and writes them as a model bundle (package bundle) (docs/design.md section 1).
 //
 // Each predictor is a regression random forest trained on one operator key
 // (operator, measurement type, TP, and the MoE / collective conditions of

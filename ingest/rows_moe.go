@@ -9,7 +9,7 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// Routing paths of MoE profiles (FORMATS.md).
+// Routing paths of MoE profiles (docs/formats.md).
 const (
 	routingStandard = "standard_fused_topk"
 )

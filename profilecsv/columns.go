@@ -8,7 +8,7 @@ import (
 )
 
 // The CSV layouts collect writes. Each file starts with the columns of the
-// Frontier (or Vidur, for network files; FORMATS.md for cpu_overhead) file
+// Frontier (or Vidur, for network files; docs/formats.md for cpu_overhead) file
 // of the same family, in the same order, so readers of those formats read
 // ours; collect's own columns follow at the end (ExtraColumns).
 
@@ -55,7 +55,7 @@ var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices
 	// collect's: the layout's TP (EP dispatch/combine predictors are keyed by it).
 	"num_tensor_parallel_workers", "measurement_type", "profiling_precision"}
 
-// HostColumns is the CPU overhead schema of FORMATS.md, milliseconds.
+// HostColumns is the CPU overhead schema of docs/formats.md, milliseconds.
 var HostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
 	"scheduling_mode", "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
 	"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
@@ -68,7 +68,7 @@ var HostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree",
 	"issue_collective_mean", "issue_collective_median", "issue_graph_mean", "issue_graph_median",
 	"issue_layer_mean", "issue_layer_median"}
 
-// HostOps are the operators of the CPU overhead format (FORMATS.md) and
+// HostOps are the operators of the CPU overhead format (docs/formats.md) and
 // their column stems (<stem>_mean, <stem>_median), in the format's order.
 var HostOps = []struct{ Stem, Op string }{
 	{"schedule", spec.OpCPUSchedule},
@@ -126,7 +126,7 @@ type File struct {
 	Measurement string
 }
 
-// FileSuffix maps measurement types to file name suffixes (FORMATS.md:
+// FileSuffix maps measurement types to file name suffixes (docs/formats.md:
 // <family>.csv is CUDA_EVENT, <family>_kernel_only.csv KERNEL_ONLY).
 func FileSuffix(measurement string) string {
 	switch measurement {

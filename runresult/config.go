@@ -38,7 +38,8 @@ type Config struct {
 // EngineConfig holds the vLLM engine options the simulator honours, named
 // as vLLM names them.
 type EngineConfig struct {
-	// MaxModelLen zero means min(model's max_position_embeddings, 8192).
+	// MaxModelLen zero means spec.ResolveMaxModelLen's default:
+	// min(model's max_position_embeddings, spec.DefaultMaxModelLen).
 	spec.EngineLimits    `yaml:",inline"`
 	BlockSize            int     `json:"block_size" yaml:"block_size"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization" yaml:"gpu_memory_utilization"`
@@ -106,9 +107,6 @@ const (
 	RouterLeastLoaded = "least-loaded"
 )
 
-// DefaultMaxModelLen caps the default max_model_len (see EngineConfig).
-const DefaultMaxModelLen = 8192
-
 // DefaultConfig returns the defaults of vLLM V1 (chunked prefill and prefix
 // caching on, 8192 batched tokens, 256 sequences, 16-token blocks, 90% of
 // GPU memory) on one
@@ -118,7 +116,7 @@ func DefaultConfig() Config {
 		Device: "h100",
 		Layout: spec.Layout{TP: 1, PP: 1, EP: 1, DP: 1},
 		Engine: EngineConfig{
-			EngineLimits:         spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256},
+			EngineLimits:         spec.EngineLimits{MaxNumBatchedTokens: spec.DefaultMaxNumBatchedTokens, MaxNumSeqs: spec.DefaultMaxNumSeqs},
 			BlockSize:            16,
 			GPUMemoryUtilization: 0.9,
 			EnableChunkedPrefill: true,

@@ -26,7 +26,7 @@ const (
 
 // DisaggregationConfig lays out a disaggregated deployment: prefill
 // instances run prompts, then hand each request's KV cache over a link to
-// a decode instance, which generates its output tokens (DESIGN section 3).
+// a decode instance, which generates its output tokens (docs/design.md section 3).
 type DisaggregationConfig struct {
 	PrefillInstances int `json:"prefill_instances" yaml:"prefill_instances"`
 	DecodeInstances  int `json:"decode_instances" yaml:"decode_instances"`

@@ -101,7 +101,7 @@ func unwrapAll(err error) error {
 	}
 }
 
-// A CPU-overhead profile in the FORMATS.md schema, ingested and fitted as
+// A CPU-overhead profile in the docs/formats.md schema, ingested and fitted as
 // HOST_WALL predictors, prices the host side of every step: a decode step
 // of b sequences spends schedule + prepare inputs before the forward pass
 // and sampler + output processing after it, as the profile says.

@@ -111,7 +111,7 @@ func New(cfg runresult.Config, opts Options) (*Simulation, error) {
 	}
 	switch {
 	case e.MaxModelLen == 0:
-		e.MaxModelLen = min(modelMax, runresult.DefaultMaxModelLen)
+		e.MaxModelLen = spec.ResolveMaxModelLen(m, 0)
 	case e.MaxModelLen > modelMax:
 		return nil, fmt.Errorf("simulate: max_model_len %d exceeds the %d positions of %s", e.MaxModelLen, modelMax, m.Name)
 	}

@@ -97,7 +97,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // Qwen3-30B-A3B, CUDA_EVENT, TP1-8, FlashInfer). There is no Ampere MoE or
 // collective profile in ../shared: those classes are Hopper's (a stated
 // approximation; bandwidths are the device's own). ColdHostFactor 3 is
-// FORMATS.md's figure for Frontier's A800 MoE file (not in ../shared).
+// docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
 // Ampere has no FP8 tensor cores (FP8ComputeEff 0: FP8 weights compute at
 // the BF16 peak).
 var ampereCurves = Curves{Class: [numKernelClasses]Curve{

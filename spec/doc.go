@@ -4,6 +4,6 @@
 // operators one transformer layer runs with which per-GPU shapes, and the
 // roofline device model that stands in for a GPU when nothing was measured.
 //
-// Operator names follow the profiling formats in FORMATS.md, so that profiles,
+// Operator names follow the profiling formats in docs/formats.md, so that profiles,
 // predictors and simulator queries line up by name.
 package spec

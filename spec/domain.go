@@ -30,7 +30,7 @@ type DomainEntry struct {
 const ExpertSkewHeadroom = 4
 
 // QueryDomain derives the feature ranges a simulation of model m on layout l
-// within limits will query, per operator of one GPU (DESIGN section 5). The
+// within limits will query, per operator of one GPU (docs/design.md section 5). The
 // collect planner samples it; fit --check-coverage checks predictors
 // against it. Every operator is keyed by the layout's TP; MoE ops by the
 // gating context of a real forward pass (prefill_hot).

@@ -1,7 +1,7 @@
 package spec
 
 // Host-side (CPU) parts of an engine step, as named by the CPU overhead
-// profile format (FORMATS.md). Each is an operator of family cpu_overhead
+// profile format (docs/formats.md). Each is an operator of family cpu_overhead
 // with the features of OpFeatures(OpCPUOverhead).
 const (
 	OpCPUSchedule       = "cpu_schedule"

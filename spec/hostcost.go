@@ -21,7 +21,7 @@ import (
 // that vLLM's V1 announcement (blog.vllm.ai, January 2025) names as the
 // CPU overhead that matters once a Llama-8B forward pass on an H100 takes
 // about 5 ms. Kernel launches are not part of it: the simulator adds them
-// separately (DESIGN section 2).
+// separately (docs/design.md section 2).
 //
 // Device class sets the host CPU speed: Hopper systems (h100, h200, h800)
 // ship with current server CPUs (factor 1.0); Ampere systems (a100, a800)

@@ -1,6 +1,6 @@
 package spec
 
-// What vLLM's Python issues for each catalog operator (DESIGN section 2,
+// What vLLM's Python issues for each catalog operator (docs/design.md section 2,
 // the host timeline). Every op of LayerOps and ModelOps is one or more
 // module calls (nn.Module.__call__ and vLLM's CustomOp dispatch), dispatcher
 // calls that launch no kernel (views, splits, torch.empty) and GPU kernels

@@ -14,7 +14,7 @@ const (
 	FamilyCPU        Family = "cpu_overhead"
 )
 
-// Operator names, as in the profiling formats (FORMATS.md).
+// Operator names, as in the profiling formats (docs/formats.md).
 const (
 	OpEmb               = "emb"
 	OpInputLayernorm    = "input_layernorm"

@@ -18,7 +18,7 @@ import (
 // them. This reader is independent of ingest on purpose (spec sits below
 // every stage): it rebuilds each row's per-GPU operator from the row's own
 // shape columns (heads, widths, TP, EP) through LayerOps, the way simulate
-// builds a layer, and takes features as ingest does (FORMATS.md).
+// builds a layer, and takes features as ingest does (docs/formats.md).
 
 const realProfilesDir = sharedDir + "/profiles"
 

@@ -2,7 +2,7 @@ package spec
 
 import "math"
 
-// Measurement types: how an operator's time was taken (FORMATS.md). They
+// Measurement types: how an operator's time was taken (docs/formats.md). They
 // must never be mixed in one predictor.
 const (
 	// CUDAEvent is wall time between CUDA events around an eager op: it
@@ -25,7 +25,7 @@ const (
 	RoutingPathStandard = "standard_fused_topk"
 )
 
-// Roofline is the built-in device model (DESIGN section 6): the time of an
+// Roofline is the built-in device model (docs/design.md section 6): the time of an
 // operator from its FLOPs and bytes through the fitted curve of its kernel
 // class on the device (Curve), with wave quantisation over SMs and split-K
 // for GEMMs, a per-launch floor, and, for CUDA_EVENT timings, the host time
@@ -103,7 +103,7 @@ func (r Roofline) TimeMs(o *Op, x []float64, measurement string) float64 {
 	return r.EventMs(o, x)
 }
 
-// ContextTimeMs is TimeMs under a MoE runtime contract (FORMATS.md): a
+// ContextTimeMs is TimeMs under a MoE runtime contract (docs/formats.md): a
 // standalone_legacy gating op, timed cold, pays the generation's
 // ColdHostFactor times its host terms in CUDA_EVENT timings (its kernels
 // are the same),

@@ -50,9 +50,9 @@ Examples:
 			&cli.IntSliceFlag{Name: "tp", Value: []int{1}, Usage: "tensor-parallel degrees, e.g. 1,2,8"},
 			&cli.IntSliceFlag{Name: "ep", Value: []int{1}, Usage: "expert-parallel degrees (MoE models); EP > TP implies DP = EP/TP"},
 			&cli.IntSliceFlag{Name: "pp", Value: []int{1}, Usage: "pipeline-parallel degrees (PP > 1 adds send/recv)"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Value: 8192, Usage: "engine token budget per step"},
-			&cli.IntFlag{Name: "max-num-seqs", Value: 256, Usage: "engine limit on running sequences"},
-			&cli.IntFlag{Name: "max-model-len", Value: 4096, Usage: "engine maximum model length (prompt + output)"},
+			&cli.IntFlag{Name: "max-num-batched-tokens", Value: spec.DefaultMaxNumBatchedTokens, Usage: "engine token budget per step"},
+			&cli.IntFlag{Name: "max-num-seqs", Value: spec.DefaultMaxNumSeqs, Usage: "engine limit on running sequences"},
+			&cli.IntFlag{Name: "max-model-len", Usage: "engine maximum model length (prompt + output; 0: min(model's maximum, 8192), as simulate)"},
 			&cli.StringFlag{Name: "backend", Value: collect.BackendAuto, Usage: "auto, synthetic or torch"},
 			&cli.StringFlag{Name: "device-kind", Value: collect.KindCUDA, Usage: "torch backend: cuda or cpu"},
 			&cli.StringFlag{Name: "python", Usage: "torch backend: Python interpreter (default: the first of $FTK_PYTHON, python3, /usr/bin/python3 that imports torch)"},
@@ -148,7 +148,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	}
 	o.Plan = collect.PlanConfig{
 		Model: m, Layouts: layouts, Families: fams, Seed: cmd.Uint64("seed"),
-		Limits:         spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: cmd.Int("max-model-len")},
+		Limits:         spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: spec.ResolveMaxModelLen(m, cmd.Int("max-model-len"))},
 		Distributions:  cmd.StringSlice("load-distributions"),
 		All2AllBackend: cmd.String("all2all-backend"),
 	}

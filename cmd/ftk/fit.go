@@ -63,9 +63,9 @@ Examples:
 			&cli.StringFlag{Name: "repeats", Value: bundle.RepeatsAll, Usage: "repeated measurements of a shape: all (each weighted 1/repeats) or median"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
 			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Value: 8192, Usage: "coverage: engine token budget per step"},
-			&cli.IntFlag{Name: "max-num-seqs", Value: 256, Usage: "coverage: engine limit on running sequences"},
-			&cli.IntFlag{Name: "max-model-len", Value: 4096, Usage: "coverage: engine maximum model length"},
+			&cli.IntFlag{Name: "max-num-batched-tokens", Value: spec.DefaultMaxNumBatchedTokens, Usage: "coverage: engine token budget per step"},
+			&cli.IntFlag{Name: "max-num-seqs", Value: spec.DefaultMaxNumSeqs, Usage: "coverage: engine limit on running sequences"},
+			&cli.IntFlag{Name: "max-model-len", Usage: "coverage: engine maximum model length (0: min(model's maximum, 8192), as simulate)"},
 			&cli.Float64Flag{Name: "gap-ratio", Value: fit.DefaultGapRatio, Usage: "coverage: report neighbouring samples more than this ratio apart as gaps"},
 		}, layoutFlags()...),
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -159,7 +159,7 @@ func checkCoverage(cmd *cli.Command, b *bundle.Bundle) error {
 		Limits: spec.EngineLimits{
 			MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"),
 			MaxNumSeqs:          cmd.Int("max-num-seqs"),
-			MaxModelLen:         cmd.Int("max-model-len"),
+			MaxModelLen:         spec.ResolveMaxModelLen(m, cmd.Int("max-model-len")),
 		},
 		Device:   b.Device(),
 		GapRatio: cmd.Float64("gap-ratio"),
