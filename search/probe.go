@@ -1,0 +1,181 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/simulate"
+)
+
+// Probe is one simulation of a candidate at one arrival rate.
+type Probe struct {
+	RateRPS float64 `json:"rate_rps"`
+	// Pass: every request served, the queue bounded
+	// (datasets.QueueBounded, the capacity search's definition) and every
+	// SLO target met.
+	Pass bool `json:"pass"`
+	// Why says why a probe failed.
+	Why string `json:"why,omitempty"`
+	// Latency holds each target's percentile (by Target.Name) of a run
+	// that ran to the end; an early-stopped run has none.
+	Latency map[string]float64 `json:"latency_ms,omitempty"`
+	// OutputTokPerS is the run's output token throughput.
+	OutputTokPerS float64 `json:"output_tok_per_s,omitempty"`
+}
+
+// workload is the search's arrivals: a parsed workload replayed at any rate
+// the way simulate.OpenSource replays simulate.WorkloadConfig, so that a
+// candidate's config.yaml reruns its probe exactly.
+type workload struct {
+	cfg simulate.WorkloadConfig
+	w   datasets.Workload
+	// meanOutputTokens is the mean output length of the replayed requests.
+	meanOutputTokens float64
+	n                int
+}
+
+func newWorkload(cfg simulate.WorkloadConfig) (*workload, error) {
+	name := cfg.Workload
+	if cfg.Trace != "" {
+		name = "trace:" + cfg.Trace
+	}
+	w, err := datasets.ParseWorkload(name)
+	if err != nil {
+		return nil, err
+	}
+	wl := &workload{cfg: cfg, w: w}
+	src, err := wl.source(1)
+	if err != nil {
+		return nil, err
+	}
+	var sum float64
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		sum += float64(r.OutputTokens)
+		wl.n++
+	}
+	if wl.n < 8 {
+		return nil, fmt.Errorf("workload %s: %d requests; a probe needs at least 8 to tell a bounded queue", name, wl.n)
+	}
+	wl.meanOutputTokens = sum / float64(wl.n)
+	return wl, nil
+}
+
+// source is the arrivals at rateRPS: a trace's recorded arrivals scaled to
+// the rate, or Poisson arrivals (simulate.OpenSource's rule).
+func (wl *workload) source(rateRPS float64) (*datasets.Source, error) {
+	a := datasets.Arrivals{Kind: datasets.ArrivalsPoisson, RateRPS: rateRPS}
+	if wl.w.Kind == datasets.KindTrace && wl.w.HasArrivals() {
+		a.Kind = datasets.ArrivalsReplay
+	}
+	return datasets.NewSource(wl.w, a, wl.cfg.NumRequests, wl.cfg.Seed)
+}
+
+// errSLOMissed stops a run once enough requests missed a target that the
+// percentile must miss it too.
+var errSLOMissed = errors.New("SLO missed")
+
+// prober simulates one candidate.
+type prober struct {
+	cfg  simulate.Config
+	wl   *workload
+	slo  SLO
+	opts simulate.Options
+}
+
+// configAt is the candidate's simulation at rateRPS, as config.yaml holds
+// it.
+func (p *prober) configAt(rateRPS float64) simulate.Config {
+	cfg := p.cfg
+	cfg.Workload = p.wl.cfg
+	cfg.Workload.RatePerS = rateRPS
+	return cfg
+}
+
+// check builds the simulation without running it: the simulator's verdict
+// on the candidate (layout, memory, what it models).
+func (p *prober) check() error {
+	_, err := simulate.New(p.configAt(1), p.opts)
+	return err
+}
+
+// probe runs the candidate at rateRPS.
+func (p *prober) probe(rateRPS float64) (Probe, error) {
+	src, err := p.wl.source(rateRPS)
+	if err != nil {
+		return Probe{}, err
+	}
+	n := src.Len()
+	sink := &sloSink{slo: p.slo, arrivalS: make([]float64, n), firstS: make([]float64, n), over: make([]int, len(p.slo)), limit: make([]int, len(p.slo))}
+	for i, t := range p.slo {
+		sink.limit[i] = t.sureMiss(n)
+	}
+	opts := p.opts
+	opts.Requests = sink
+	sim, err := simulate.New(p.configAt(rateRPS), opts)
+	if err != nil {
+		return Probe{}, err
+	}
+	pr := Probe{RateRPS: rateRPS}
+	sum, err := sim.Run(src)
+	if errors.Is(err, errSLOMissed) {
+		pr.Why = sink.why
+		return pr, nil
+	}
+	if err != nil {
+		return Probe{}, err
+	}
+	m := &sum.Metrics
+	pr.OutputTokPerS = m.OutputTokenThroughputPerS
+	pr.Latency = map[string]float64{}
+	for _, t := range p.slo {
+		pr.Latency[t.Name()] = t.Of(m)
+	}
+	if m.Rejected > 0 {
+		pr.Why = fmt.Sprintf("%d requests longer than max_model_len %d rejected", m.Rejected, sum.Config.Engine.MaxModelLen)
+		return pr, nil
+	}
+	waiting, err := datasets.WaitingAtArrivals(sink.arrivalS, sink.firstS)
+	if err != nil {
+		return Probe{}, err
+	}
+	if !datasets.QueueBounded(waiting) {
+		pr.Why = "queue grows"
+		return pr, nil
+	}
+	for _, t := range p.slo {
+		if v := t.Of(m); !(v <= t.LimitMs) {
+			pr.Why = fmt.Sprintf("%s %.4g > %g", t.Name(), v, t.LimitMs)
+			return pr, nil
+		}
+	}
+	pr.Pass = true
+	return pr, nil
+}
+
+// sloSink watches requests as they finish: it records arrival and first
+// token times for the queue test and stops the run once a target is
+// surely missed.
+type sloSink struct {
+	slo              SLO
+	arrivalS, firstS []float64
+	over, limit      []int
+	why              string
+}
+
+func (s *sloSink) WriteRequest(m *simulate.RequestMetrics) error {
+	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
+		return fmt.Errorf("search probe: request id %d out of range", m.RequestID)
+	}
+	s.arrivalS[m.RequestID], s.firstS[m.RequestID] = m.ArrivalS, m.FirstTokenS
+	for i, t := range s.slo {
+		if v := t.perRequest(m); v > t.LimitMs && !math.IsNaN(v) {
+			if s.over[i]++; s.over[i] >= s.limit[i] {
+				s.why = fmt.Sprintf("%s > %g: %d of %d requests over the limit", t.Name(), t.LimitMs, s.over[i], len(s.arrivalS))
+				return errSLOMissed
+			}
+		}
+	}
+	return nil
+}

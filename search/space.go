@@ -1,0 +1,127 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// Space is the set of deployments a search enumerates.
+type Space struct {
+	Model *spec.Model
+	Pools []Pool
+	// TP, PP and EP restrict the parallel degrees (nil: every power of two
+	// the pool allows; EP only for MoE models).
+	TP, PP, EP []int
+	// MaxNumSeqs and MaxNumBatchedTokens are the engine limits tried.
+	MaxNumSeqs          []int
+	MaxNumBatchedTokens []int
+	// ExecutionModes are simulate's execution modes tried.
+	ExecutionModes []string
+	// Modes are simulate.ModeColocated and/or simulate.ModeDisaggregated.
+	Modes []string
+}
+
+// Enumerate lists the space's candidates in a fixed order: per pool,
+// co-located deployments then disaggregated ones, fewer GPUs per engine
+// first. Whether the simulator accepts a candidate (memory, divisibility,
+// what it models) is decided later, by the simulator.
+func (s *Space) Enumerate() ([]Candidate, error) {
+	if s.Model == nil || len(s.Pools) == 0 {
+		return nil, fmt.Errorf("search space: no model or no GPUs")
+	}
+	if len(s.MaxNumSeqs) == 0 || len(s.MaxNumBatchedTokens) == 0 || len(s.ExecutionModes) == 0 || len(s.Modes) == 0 {
+		return nil, fmt.Errorf("search space: give at least one max-num-seqs, max-num-batched-tokens, execution mode and serving mode")
+	}
+	for _, m := range s.Modes {
+		if m != simulate.ModeColocated && m != simulate.ModeDisaggregated {
+			return nil, fmt.Errorf("search space: unknown serving mode %q: use %s or %s", m, simulate.ModeColocated, simulate.ModeDisaggregated)
+		}
+	}
+	var out []Candidate
+	for _, p := range s.Pools {
+		engines := s.engineLayouts(p.GPUs)
+		limits := func(c Candidate) {
+			for _, x := range s.ExecutionModes {
+				for _, seqs := range s.MaxNumSeqs {
+					for _, tok := range s.MaxNumBatchedTokens {
+						if tok < seqs { // vLLM refuses it; not a deployment
+							continue
+						}
+						c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode = seqs, tok, x
+						out = append(out, c)
+					}
+				}
+			}
+		}
+		if slices.Contains(s.Modes, simulate.ModeColocated) {
+			for _, l := range engines {
+				for _, dp := range powersOfTwo(p.GPUs / l.GPUs()) {
+					l.DP = dp
+					limits(Candidate{Device: p.Device, Mode: simulate.ModeColocated, Layout: l})
+				}
+			}
+		}
+		if slices.Contains(s.Modes, simulate.ModeDisaggregated) {
+			for _, pre := range engines {
+				for _, dec := range engines {
+					if pre.PP > 1 || dec.PP > 1 { // instances scale out by count; PP stays co-located
+						continue
+					}
+					for np := 1; np*pre.GPUs() < p.GPUs; np++ {
+						for nd := 1; np*pre.GPUs()+nd*dec.GPUs() <= p.GPUs; nd++ {
+							limits(Candidate{Device: p.Device, Mode: simulate.ModeDisaggregated, Prefill: pre, Decode: dec, PrefillInstances: np, DecodeInstances: nd})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// engineLayouts are the TP/PP/EP layouts of one engine (DP 1) that fit in
+// gpus GPUs and that spec accepts for the model, fewest GPUs first.
+func (s *Space) engineLayouts(gpus int) []spec.Layout {
+	tps, pps, eps := s.TP, s.PP, s.EP
+	if tps == nil {
+		tps = powersOfTwo(gpus)
+	}
+	if pps == nil {
+		pps = powersOfTwo(gpus)
+	}
+	var out []spec.Layout
+	for _, tp := range tps {
+		for _, pp := range pps {
+			if tp*pp > gpus {
+				continue
+			}
+			cands := eps
+			if cands == nil {
+				cands = []int{1}
+				if s.Model.IsMoE() {
+					cands = powersOfTwo(tp)
+				}
+			}
+			for _, ep := range cands {
+				l := spec.Layout{TP: tp, PP: pp, EP: ep, DP: 1}
+				if l.Validate(s.Model) == nil {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b spec.Layout) int { return a.GPUs() - b.GPUs() })
+	return out
+}
+
+// powersOfTwo returns 1, 2, 4, ... up to n.
+func powersOfTwo(n int) []int {
+	var out []int
+	for v := 1; v <= n; v *= 2 {
+		out = append(out, v)
+	}
+	return out
+}
