@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/ftk-dev/ftk/simulate"
 	"encoding/csv"
 	"fmt"
+	"github.com/ftk-dev/ftk/simulate"
 	"io"
 	"math"
 	"path/filepath"

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -30,11 +31,6 @@ type Settings struct {
 	TopK int
 }
 
-// Shard is a part of a search: the candidates at positions Index,
-// Index+Count, ... of the enumeration. The zero value (or Count 1) is the
-// whole search.
-type Shard struct{ Index, Count int }
-
 // Options are how a search runs; they do not change its results.
 type Options struct {
 	// Dir receives DIR/candidates/ID/result.json (and, for a whole search,
@@ -42,7 +38,9 @@ type Options struct {
 	Dir string
 	// Workers run candidates in parallel (0: one per CPU).
 	Workers int
-	Shard   Shard
+	// Shard is the part of the candidates (in enumeration order) this run
+	// searches; the zero value is all of them.
+	Shard batchjob.Shard
 	// Progress, when set, is called after each candidate with the number
 	// done and the total of this run.
 	Progress func(done, total int)
@@ -131,17 +129,16 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	sh := o.Shard
-	if sh.Count == 0 {
-		sh.Count = 1
-	}
-	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
-		return nil, fmt.Errorf("search: shard %d/%d: want 0 <= i < n", sh.Index, sh.Count)
+	if !sh.Whole() && (sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("search: shard %s: want i/n with 0 <= i < n", sh)
 	}
 	var mine []Candidate
-	for i := sh.Index; i < len(all); i += sh.Count {
-		mine = append(mine, all[i])
+	for i, c := range all {
+		if sh.Owns(i) {
+			mine = append(mine, c)
+		}
 	}
-	if sh.Count == 1 {
+	if sh.Whole() { // another shard may be writing into the folder otherwise
 		if err := removeStaleTemps(o.Dir); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

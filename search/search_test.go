@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ftk-dev/ftk/batchjob"
+
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -179,7 +181,7 @@ func TestShardsMergeToUnsharded(t *testing.T) {
 	sharded, whole := t.TempDir(), t.TempDir()
 	total := 0
 	for i := range 3 {
-		out, err := Run(context.Background(), s, Options{Dir: sharded, Workers: 2, Shard: Shard{Index: i, Count: 3}})
+		out, err := Run(context.Background(), s, Options{Dir: sharded, Workers: 2, Shard: batchjob.Shard{Index: i, Count: 3}})
 		if err != nil {
 			t.Fatal(err)
 		}

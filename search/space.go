@@ -79,6 +79,9 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("search space: no deployment of %s fits the GPUs and degrees given: allow more GPUs or other --tp/--pp/--ep", s.Model.Name)
+	}
 	return out, nil
 }
 
@@ -86,10 +89,10 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 // gpus GPUs and that spec accepts for the model, fewest GPUs first.
 func (s *Space) engineLayouts(gpus int) []spec.Layout {
 	tps, pps, eps := s.TP, s.PP, s.EP
-	if tps == nil {
+	if len(tps) == 0 {
 		tps = powersOfTwo(gpus)
 	}
-	if pps == nil {
+	if len(pps) == 0 {
 		pps = powersOfTwo(gpus)
 	}
 	var out []spec.Layout
@@ -99,7 +102,7 @@ func (s *Space) engineLayouts(gpus int) []spec.Layout {
 				continue
 			}
 			cands := eps
-			if cands == nil {
+			if len(cands) == 0 {
 				cands = []int{1}
 				if s.Model.IsMoE() {
 					cands = powersOfTwo(tp)

@@ -54,6 +54,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
   ingest    read profiling CSV + YAML into an Arrow profile dataset
   fit       fit random-forest latency predictors into an Arrow model bundle
   simulate  discrete-event simulation of vLLM-style serving
+  search    the best deployment for a model, a workload and a latency SLO
   validate  simulated vs. measured error tables
   datasets  workloads and request traces
 
@@ -64,6 +65,7 @@ Start with "make pipeline", or
 			ingestCommand(),
 			fitCommand(),
 			simulateCommand(),
+			searchCommand(),
 			validateCommand(),
 			datasetsCommand(),
 			modelsCommand(),

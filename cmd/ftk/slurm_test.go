@@ -232,9 +232,9 @@ func (c *slurmCluster) submit(t *testing.T, dir, script string) {
 
 var samples = regexp.MustCompile(`(\d+) samples in \d+ Arrow files; excluded (\d+) whole rows and (\d+) operator cells; dropped (\d+) exact duplicate rows and (\d+) identical files; (\d+) shapes measured more than once \(kept, (\d+) with`)
 
-// The job arrays that collect --emit slurm writes run to completion on a
-// real (single-node) Slurm, and their shards merge to what one unsharded
-// run gives.
+// The job arrays that collect --emit slurm and search --emit slurm write
+// run to completion on a real (single-node) Slurm, and their shards merge
+// to what one unsharded run gives.
 func TestSlurmArrays(t *testing.T) {
 	t0 := time.Now()
 	c := startSlurm(t)
@@ -269,5 +269,30 @@ func TestSlurmArrays(t *testing.T) {
 	a, b := ingest("sharded"), ingest("whole")
 	if a == nil || b == nil || a[0] != b[0] {
 		t.Errorf("ingest of the shards: %v, of one sweep: %v", a, b)
+	}
+
+	// search: three shards into one folder, then the merge.
+	searchDir := filepath.Join(work, "search")
+	script = must(searchArgs(searchDir, "--emit", "slurm", "--shards", "3")...)
+	c.submit(t, work, script)
+	for i := range 3 {
+		if logs, _ := filepath.Glob(filepath.Join(work, fmt.Sprintf("ftk-search-*_%d.log", i))); len(logs) != 1 {
+			t.Errorf("no log of search task %d: %v", i, logs)
+		}
+	}
+	_, errOut, code := ftk(t, searchArgs(searchDir)...)
+	if code != 0 || !regexp.MustCompile(`search: (\d+) candidates \(\d+ already searched`).MatchString(errOut) {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	if m := regexp.MustCompile(`search: (\d+) candidates \((\d+) already`).FindStringSubmatch(errOut); m[1] != m[2] {
+		t.Errorf("the merge searched candidates the shards left: %s", errOut)
+	}
+	must(searchArgs(filepath.Join(work, "search-whole"))...)
+	for _, f := range []string{"results.csv", "pareto.png"} {
+		x, _ := os.ReadFile(filepath.Join(searchDir, f))
+		y, _ := os.ReadFile(filepath.Join(work, "search-whole", f))
+		if len(x) == 0 || string(x) != string(y) {
+			t.Errorf("%s of the merged shards differs from one search's", f)
+		}
 	}
 }
