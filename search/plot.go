@@ -26,6 +26,11 @@ func (rep *Report) drawPareto(w io.Writer, curves [][]Probe) error {
 		p.Y.Label.Text = "goodput per GPU (req/s)"
 		p.Add(plotter.NewGrid())
 		var all plotter.XYs
+		type entry struct {
+			name string
+			th   []plot.Thumbnailer
+		}
+		legend := make([]entry, min(len(palette), len(rep.Ranked)))
 		for j := len(rep.Ranked) - 1; j >= 0; j-- { // the best drawn last, on top
 			r := rep.Ranked[j]
 			var pts plotter.XYs
@@ -40,11 +45,14 @@ func (rep *Report) drawPareto(w io.Writer, curves [][]Probe) error {
 			c := color.Color(color.Gray{Y: 0xb0})
 			if j < len(palette) {
 				c = palette[j]
-				p.Legend.Add(fmt.Sprintf("%d. %s %s s%d b%d", r.Rank, r.Candidate.Describe(), r.Candidate.Device, r.Candidate.MaxNumSeqs, r.Candidate.MaxNumBatchedTokens), line, sc)
+				legend[j] = entry{fmt.Sprintf("%d. %s %s s%d b%d", r.Rank, r.Candidate.Describe(), r.Candidate.Device, r.Candidate.MaxNumSeqs, r.Candidate.MaxNumBatchedTokens), []plot.Thumbnailer{line, sc}}
 			}
 			line.Color, sc.Color = c, c
 			sc.Radius = vg.Points(2)
 			p.Add(line, sc)
+		}
+		for _, e := range legend {
+			p.Legend.Add(e.name, e.th...)
 		}
 		if len(all) > 0 {
 			front, err := plotter.NewLine(paretoFront(all))

@@ -57,10 +57,22 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 			}
 		}
 		if slices.Contains(s.Modes, simulate.ModeColocated) {
+			seen := map[spec.Layout]bool{}
 			for _, l := range engines {
 				for _, dp := range powersOfTwo(p.GPUs / l.GPUs()) {
-					l.DP = dp
-					limits(Candidate{Device: p.Device, Mode: simulate.ModeColocated, Layout: l})
+					variants := []spec.Layout{{TP: l.TP, PP: l.PP, EP: l.EP, DP: dp}}
+					// MoE replicas in lockstep may spread the experts over
+					// all TP x DP ranks: EP = TP x DP (the simulator says
+					// whether it models it).
+					if wide := (spec.Layout{TP: l.TP, PP: l.PP, EP: l.TP * dp, DP: dp}); s.Model.IsMoE() && dp > 1 && s.allowsEP(wide.EP) && wide.Validate(s.Model) == nil {
+						variants = append(variants, wide)
+					}
+					for _, v := range variants {
+						if !seen[v] {
+							seen[v] = true
+							limits(Candidate{Device: p.Device, Mode: simulate.ModeColocated, Layout: v})
+						}
+					}
 				}
 			}
 		}
@@ -119,6 +131,9 @@ func (s *Space) engineLayouts(gpus int) []spec.Layout {
 	slices.SortStableFunc(out, func(a, b spec.Layout) int { return a.GPUs() - b.GPUs() })
 	return out
 }
+
+// allowsEP reports whether --ep allows the degree (all do when not given).
+func (s *Space) allowsEP(ep int) bool { return len(s.EP) == 0 || slices.Contains(s.EP, ep) }
 
 // powersOfTwo returns 1, 2, 4, ... up to n.
 func powersOfTwo(n int) []int {

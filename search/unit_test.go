@@ -152,11 +152,15 @@ func TestEnumerate(t *testing.T) {
 			seen[c.Mode] = true
 			l := c.Layout
 			seen[fmt.Sprintf("dp>1 %v, pp>1 %v, ep>1 %v", l.DP > 1, l.PP > 1, l.EP > 1)] = true
+			seen[fmt.Sprintf("ep>tp %v", l.EP > l.TP)] = true
 		}
 		for _, want := range []string{simulate.ModeDisaggregated, "dp>1 true, pp>1 false, ep>1 false", "dp>1 false, pp>1 true, ep>1 false"} {
 			if !seen[want] {
 				t.Errorf("%s: no candidate with %s", model, want)
 			}
+		}
+		if m.IsMoE() != seen["ep>tp true"] {
+			t.Errorf("%s: EP = TP x DP candidates %v", model, seen["ep>tp true"])
 		}
 		if m.IsMoE() != seen["dp>1 false, pp>1 false, ep>1 true"] {
 			t.Errorf("%s: EP candidates %v", model, seen["dp>1 false, pp>1 false, ep>1 true"])
