@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/ftk-dev/ftk/batchjob"
+	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/search"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 )
 
 func searchCommand() *cli.Command {
@@ -148,18 +147,13 @@ func runSearch(ctx context.Context, cmd *cli.Command) error {
 		}
 	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
-	var bar *searchProgress
-	if isTerminal(stderr) {
-		bar = newSearchProgress(stderr)
-		o.Progress = bar.update
-	}
+	bar := &searchProgress{w: stderr}
+	o.Progress = bar.update
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
 	out, err := search.Run(ctx, s, o)
-	if bar != nil {
-		bar.close(err == nil)
-	}
+	bar.bar.Close(err == nil)
 	if err != nil {
 		return err
 	}
@@ -229,30 +223,17 @@ func cmp(s, def string) string {
 	return s
 }
 
-// searchProgress is the progress bar of a search: candidates done.
+// searchProgress draws the candidates done on a terminal (nothing
+// elsewhere); the bar is made at the first report, when the total is known.
 type searchProgress struct {
-	p *mpb.Progress
-	b *mpb.Bar
+	w   io.Writer
+	bar *progress.Bar
 }
 
-func newSearchProgress(w io.Writer) *searchProgress {
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
-	b := p.AddBar(0,
-		mpb.PrependDecorators(decor.Name("search "), decor.CountersNoUnit("%d/%d candidates")),
-		mpb.AppendDecorators(decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))
-	return &searchProgress{p: p, b: b}
-}
-
+// update is search.Options.Progress (called under the search's lock).
 func (s *searchProgress) update(done, total int) {
-	s.b.SetTotal(int64(total), false)
-	s.b.SetCurrent(int64(done))
-}
-
-func (s *searchProgress) close(ok bool) {
-	if ok {
-		s.b.SetTotal(-1, true)
-	} else {
-		s.b.Abort(false)
+	if s.bar == nil {
+		s.bar = progress.New(s.w, "search", "candidates", total)
 	}
-	s.p.Wait()
+	s.bar.Set(done)
 }
