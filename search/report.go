@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"text/tabwriter"
@@ -140,7 +141,10 @@ var curveFractions = []float64{0.25, 0.5, 0.7, 0.85}
 func (rep *Report) curves(opts simulate.Options, workers int) ([][]Probe, error) {
 	out := make([][]Probe, len(rep.Ranked))
 	errs := make([]error, len(rep.Ranked))
-	sem := make(chan struct{}, max(1, workers))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for i, r := range rep.Ranked {
 		wg.Add(1)
@@ -168,7 +172,8 @@ func (rep *Report) curves(opts simulate.Options, workers int) ([][]Probe, error)
 // WriteFiles writes results.csv, pareto.png and every candidate's
 // config.yaml (its simulation at ConfigRateRPS: "ftk simulate --config"
 // reruns it) into dir, each atomically. The plot simulates the ranked
-// candidates again at lower rates, with opts, on workers goroutines.
+// candidates again at lower rates, with opts, on workers goroutines (0:
+// one per CPU).
 func (rep *Report) WriteFiles(dir string, opts simulate.Options, workers int) error {
 	for _, r := range rep.Rows {
 		p := &prober{cfg: r.Candidate.Config(rep.s.Base), wl: rep.wl}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -171,8 +172,7 @@ func runSearch(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	workers := o.Workers
-	if err := rep.WriteFiles(o.Dir, o.Sim, workers); err != nil {
+	if err := rep.WriteFiles(o.Dir, o.Sim, o.Workers); err != nil {
 		return err
 	}
 	if err := rep.WriteTable(stdout); err != nil {
@@ -208,19 +208,13 @@ func emitSearch(cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	merge := batchjob.ShellJoin(append([]string{cmp(bin, "ftk")}, args...))
+	merge := batchjob.ShellJoin(append([]string{cmp.Or(bin, "ftk")}, args...))
 	return batchjob.Write(cmd.Root().Writer, batchjob.Job{
 		Kind: cmd.String("emit"), Name: "ftk-search", Shards: cmd.Int("shards"), Binary: bin, Args: args,
+		// Hours is a guess: a shard of a few hundred candidates takes minutes.
 		Image: cmd.String("image"), OutFlag: "--output", Claim: "ftk-search", Hours: 1,
 		Merge: merge + " (the same command without --shard)",
 	})
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // searchProgress draws the candidates done on a terminal (nothing

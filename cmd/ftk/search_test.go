@@ -62,6 +62,25 @@ func TestSearchCommand(t *testing.T) {
 	}
 }
 
+func TestSearchEmit(t *testing.T) {
+	out, errOut, code := ftk(t, searchArgs("/shared/search", "--emit", "slurm", "--shards", "4", "--binary", "/opt/ftk")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"#SBATCH --array=0-3", "/opt/ftk search --model llama-3.1-8b", "--output /shared/search", "--rate-tolerance 0.05", `--shard "${SLURM_ARRAY_TASK_ID}/4"`, "without --shard"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("script lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "--gpus-per-node") || strings.Contains(out, "--emit") {
+		t.Errorf("a search job requests GPUs or emits again:\n%s", out)
+	}
+	out, _, code = ftk(t, searchArgs("/shared/search", "--emit", "k8s", "--shards", "2")...)
+	if code != 0 || !strings.Contains(out, "completionMode: Indexed") || !strings.Contains(out, "--output /ftk-out") || !strings.Contains(out, "exec ftk search") {
+		t.Errorf("k8s (exit %d):\n%s", code, out)
+	}
+}
+
 func TestSearchBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
