@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -32,13 +35,13 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	slo, _ := ParseSLO("ttft_p95_ms=500,tpot_p95_ms=30")
-	base := simulate.DefaultConfig()
+	base := runresult.DefaultConfig()
 	base.Model = m.Name
-	base.Workload = simulate.WorkloadConfig{Workload: "splitwise-conv", NumRequests: 5000, Seed: 1}
+	base.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", NumRequests: 5000, Seed: 1}
 	s := Settings{
 		Space: Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 4}, {Device: "h200", GPUs: 4}},
 			MaxNumSeqs: []int{64, 128, 256, 512}, MaxNumBatchedTokens: []int{2048, 4096, 8192, 16384},
-			ExecutionModes: []string{simulate.ExecCUDAGraph, simulate.ExecEager}, Modes: []string{simulate.ModeColocated, simulate.ModeDisaggregated}},
+			ExecutionModes: []string{cost.ExecCUDAGraph, cost.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
 		Base: base, SLO: slo, RateTolerance: 0.02, TopK: 10,
 	}
 	all, err := s.Space.Enumerate()

@@ -3,7 +3,8 @@ package search
 import (
 	"fmt"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -11,7 +12,7 @@ import (
 // or prefill and decode instances), engine limits and an execution mode.
 type Candidate struct {
 	Device string `json:"device"`
-	Mode   string `json:"mode"` // simulate.ModeColocated or ModeDisaggregated
+	Mode   string `json:"mode"` // runresult.ModeColocated or ModeDisaggregated
 	// Layout is a co-located replica's TP/PP/EP; DP is the number of
 	// replicas.
 	Layout spec.Layout `json:"layout,omitzero"`
@@ -29,7 +30,7 @@ type Candidate struct {
 
 // GPUs is the number of GPUs the deployment uses.
 func (c Candidate) GPUs() int {
-	if c.Mode == simulate.ModeDisaggregated {
+	if c.Mode == runresult.ModeDisaggregated {
 		return c.PrefillInstances*c.Prefill.GPUs() + c.DecodeInstances*c.Decode.GPUs()
 	}
 	return c.Layout.GPUs()
@@ -38,7 +39,7 @@ func (c Candidate) GPUs() int {
 // ID names the candidate uniquely, in characters safe for a file name.
 func (c Candidate) ID() string {
 	lim := fmt.Sprintf("s%d-b%d-%s", c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode)
-	if c.Mode == simulate.ModeDisaggregated {
+	if c.Mode == runresult.ModeDisaggregated {
 		return fmt.Sprintf("%s-%dp-%s-%dd-%s-%s", c.Device, c.PrefillInstances, layoutID(c.Prefill), c.DecodeInstances, layoutID(c.Decode), lim)
 	}
 	return fmt.Sprintf("%s-%s-dp%d-%s", c.Device, layoutID(c.Layout), c.Layout.DP, lim)
@@ -51,7 +52,7 @@ func layoutID(l spec.Layout) string {
 
 // Describe is the deployment in words, for the table.
 func (c Candidate) Describe() string {
-	if c.Mode == simulate.ModeDisaggregated {
+	if c.Mode == runresult.ModeDisaggregated {
 		return fmt.Sprintf("%dx prefill %s + %dx decode %s", c.PrefillInstances, short(c.Prefill), c.DecodeInstances, short(c.Decode))
 	}
 	return fmt.Sprintf("%dx %s", c.Layout.DP, short(c.Layout))
@@ -71,20 +72,20 @@ func short(l spec.Layout) string {
 
 // Config is the simulation of the candidate: base with the candidate's
 // device, layout, mode, limits and execution mode.
-func (c Candidate) Config(base simulate.Config) simulate.Config {
+func (c Candidate) Config(base runresult.Config) runresult.Config {
 	cfg := base
 	cfg.Device = c.Device
 	cfg.Mode = c.Mode
 	cfg.Engine.MaxNumSeqs = c.MaxNumSeqs
 	cfg.Engine.MaxNumBatchedTokens = c.MaxNumBatchedTokens
 	cfg.Engine.ExecutionMode = c.ExecutionMode
-	if c.Mode == simulate.ModeDisaggregated {
+	if c.Mode == runresult.ModeDisaggregated {
 		cfg.Layout = c.Prefill
 		cfg.Disaggregation.PrefillLayout, cfg.Disaggregation.DecodeLayout = c.Prefill, c.Decode
 		cfg.Disaggregation.PrefillInstances, cfg.Disaggregation.DecodeInstances = c.PrefillInstances, c.DecodeInstances
 	} else {
 		cfg.Layout = c.Layout
-		cfg.Disaggregation = simulate.DisaggregationConfig{}
+		cfg.Disaggregation = runresult.DisaggregationConfig{}
 	}
 	return cfg
 }

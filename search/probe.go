@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/simulate"
 )
@@ -26,17 +28,17 @@ type Probe struct {
 }
 
 // workload is the search's arrivals: a parsed workload replayed at any rate
-// the way simulate.OpenSource replays simulate.WorkloadConfig, so that a
+// the way simulate.OpenSource replays runresult.WorkloadConfig, so that a
 // candidate's config.yaml reruns its probe exactly.
 type workload struct {
-	cfg simulate.WorkloadConfig
+	cfg runresult.WorkloadConfig
 	w   datasets.Workload
 	// meanOutputTokens is the mean output length of the replayed requests.
 	meanOutputTokens float64
 	n                int
 }
 
-func newWorkload(cfg simulate.WorkloadConfig) (*workload, error) {
+func newWorkload(cfg runresult.WorkloadConfig) (*workload, error) {
 	name := cfg.Workload
 	if cfg.Trace != "" {
 		name = "trace:" + cfg.Trace
@@ -78,7 +80,7 @@ var errSLOMissed = errors.New("SLO missed")
 
 // prober simulates one candidate.
 type prober struct {
-	cfg  simulate.Config
+	cfg  runresult.Config
 	wl   *workload
 	slo  SLO
 	opts simulate.Options
@@ -86,7 +88,7 @@ type prober struct {
 
 // configAt is the candidate's simulation at rateRPS, as config.yaml holds
 // it.
-func (p *prober) configAt(rateRPS float64) simulate.Config {
+func (p *prober) configAt(rateRPS float64) runresult.Config {
 	cfg := p.cfg
 	cfg.Workload = p.wl.cfg
 	cfg.Workload.RatePerS = rateRPS
@@ -164,7 +166,7 @@ type sloSink struct {
 	why              string
 }
 
-func (s *sloSink) WriteRequest(m *simulate.RequestMetrics) error {
+func (s *sloSink) WriteRequest(m *runresult.RequestMetrics) error {
 	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
 		return fmt.Errorf("search probe: request id %d out of range", m.RequestID)
 	}

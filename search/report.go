@@ -7,7 +7,6 @@ import (
 
 	"encoding/csv"
 	"fmt"
-	"github.com/ftk-dev/ftk/simulate"
 	"io"
 	"math"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/ftk-dev/ftk/simulate"
 )
 
 // Report files in a search's folder.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // Candidate statuses.
@@ -44,7 +46,6 @@ const (
 	candidatesDir = "candidates"
 	resultFile    = "result.json"
 	configFile    = "config.yaml"
-	tmpPrefix     = ".tmp-"
 )
 
 func resultPath(dir, id string) string {
@@ -102,32 +103,16 @@ func readResults(dir, settings string) (map[string]*Result, error) {
 	return out, nil
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// folder, renamed into place: a killed search never leaves a half-written
-// file under the final name.
+// writeAtomic writes data to path through package atomicfile: a killed
+// search never leaves a half-written file under the final name.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // removeStaleTemps deletes temporary files a killed search left behind.
@@ -139,7 +124,7 @@ func removeStaleTemps(dir string) error {
 			}
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
+		if !d.IsDir() && atomicfile.IsTemp(d.Name()) {
 			return os.Remove(path)
 		}
 		return nil

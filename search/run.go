@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/simulate"
 )
@@ -21,7 +23,7 @@ type Settings struct {
 	// model, engine options the search does not vary); its Workload names
 	// the requests (trace or workload, number of requests, seed), whose
 	// rate the search sets.
-	Base simulate.Config
+	Base runresult.Config
 	SLO  SLO
 	// RateTolerance is the ratio between neighbouring rates of the grid
 	// (0.02: rates 2% apart).
@@ -60,7 +62,7 @@ func (s *Settings) checksum() (string, error) {
 	data, err := json.Marshal(struct {
 		Model string
 		Space Space
-		Base  simulate.Config
+		Base  runresult.Config
 		SLO   SLO
 		Tol   float64
 		TopK  int

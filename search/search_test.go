@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/batchjob"
 
 	"github.com/ftk-dev/ftk/simulate"
@@ -26,12 +29,12 @@ func smallSettings(t *testing.T, slo string, topK int) Settings {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := simulate.DefaultConfig()
+	base := runresult.DefaultConfig()
 	base.Model = m.Name
-	base.Workload = simulate.WorkloadConfig{Workload: "fixed:1024x128", NumRequests: 400, Seed: 1}
+	base.Workload = runresult.WorkloadConfig{Workload: "fixed:1024x128", NumRequests: 400, Seed: 1}
 	return Settings{
 		Space: Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 2}}, MaxNumSeqs: []int{32, 256}, MaxNumBatchedTokens: []int{2048, 8192},
-			ExecutionModes: []string{simulate.ExecCUDAGraph}, Modes: []string{simulate.ModeColocated, simulate.ModeDisaggregated}},
+			ExecutionModes: []string{cost.ExecCUDAGraph}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
 		Base: base, SLO: s, RateTolerance: 0.05, TopK: topK,
 	}
 }
@@ -202,7 +205,7 @@ func TestShardsMergeToUnsharded(t *testing.T) {
 func TestRefusesOtherSettings(t *testing.T) {
 	dir := t.TempDir()
 	s := smallSettings(t, testSLO, 3)
-	s.Space.Modes = []string{simulate.ModeDisaggregated}
+	s.Space.Modes = []string{runresult.ModeDisaggregated}
 	s.Space.MaxNumSeqs, s.Space.MaxNumBatchedTokens = []int{256}, []int{8192}
 	if _, err := Run(context.Background(), s, Options{Dir: dir}); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // Target is one latency objective: a percentile of a per-request metric
@@ -85,7 +85,7 @@ func (s SLO) Scaled(f float64) SLO {
 }
 
 // stats returns the run's statistics of the target's metric.
-func (t Target) stats(m *simulate.Metrics) simulate.Stats {
+func (t Target) stats(m *runresult.Metrics) runresult.Stats {
 	switch t.Metric {
 	case "ttft":
 		return m.TTFTMs
@@ -97,7 +97,7 @@ func (t Target) stats(m *simulate.Metrics) simulate.Stats {
 
 // Of returns the target's percentile in a run's metrics (spec's
 // percentile rule, as the summary reports it).
-func (t Target) Of(m *simulate.Metrics) float64 {
+func (t Target) Of(m *runresult.Metrics) float64 {
 	s := t.stats(m)
 	switch t.Percentile {
 	case 50:
@@ -112,7 +112,7 @@ func (t Target) Of(m *simulate.Metrics) float64 {
 
 // perRequest returns one request's value of the target's metric (NaN when
 // undefined: TPOT of a one-token output).
-func (t Target) perRequest(r *simulate.RequestMetrics) float64 {
+func (t Target) perRequest(r *runresult.RequestMetrics) float64 {
 	switch t.Metric {
 	case "ttft":
 		return r.TTFTMs

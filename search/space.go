@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -20,7 +21,7 @@ type Space struct {
 	MaxNumBatchedTokens []int
 	// ExecutionModes are simulate's execution modes tried.
 	ExecutionModes []string
-	// Modes are simulate.ModeColocated and/or simulate.ModeDisaggregated.
+	// Modes are runresult.ModeColocated and/or runresult.ModeDisaggregated.
 	Modes []string
 }
 
@@ -36,8 +37,8 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 		return nil, fmt.Errorf("search space: give at least one max-num-seqs, max-num-batched-tokens, execution mode and serving mode")
 	}
 	for _, m := range s.Modes {
-		if m != simulate.ModeColocated && m != simulate.ModeDisaggregated {
-			return nil, fmt.Errorf("search space: unknown serving mode %q: use %s or %s", m, simulate.ModeColocated, simulate.ModeDisaggregated)
+		if m != runresult.ModeColocated && m != runresult.ModeDisaggregated {
+			return nil, fmt.Errorf("search space: unknown serving mode %q: use %s or %s", m, runresult.ModeColocated, runresult.ModeDisaggregated)
 		}
 	}
 	var out []Candidate
@@ -56,7 +57,7 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 				}
 			}
 		}
-		if slices.Contains(s.Modes, simulate.ModeColocated) {
+		if slices.Contains(s.Modes, runresult.ModeColocated) {
 			seen := map[spec.Layout]bool{}
 			for _, l := range engines {
 				for _, dp := range powersOfTwo(p.GPUs / l.GPUs()) {
@@ -70,13 +71,13 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 					for _, v := range variants {
 						if !seen[v] {
 							seen[v] = true
-							limits(Candidate{Device: p.Device, Mode: simulate.ModeColocated, Layout: v})
+							limits(Candidate{Device: p.Device, Mode: runresult.ModeColocated, Layout: v})
 						}
 					}
 				}
 			}
 		}
-		if slices.Contains(s.Modes, simulate.ModeDisaggregated) {
+		if slices.Contains(s.Modes, runresult.ModeDisaggregated) {
 			for _, pre := range engines {
 				for _, dec := range engines {
 					if pre.PP > 1 || dec.PP > 1 { // instances scale out by count; PP stays co-located
@@ -84,7 +85,7 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 					}
 					for np := 1; np*pre.GPUs() < p.GPUs; np++ {
 						for nd := 1; np*pre.GPUs()+nd*dec.GPUs() <= p.GPUs; nd++ {
-							limits(Candidate{Device: p.Device, Mode: simulate.ModeDisaggregated, Prefill: pre, Decode: dec, PrefillInstances: np, DecodeInstances: nd})
+							limits(Candidate{Device: p.Device, Mode: runresult.ModeDisaggregated, Prefill: pre, Decode: dec, PrefillInstances: np, DecodeInstances: nd})
 						}
 					}
 				}

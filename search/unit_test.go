@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/datasets"
-	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -130,7 +132,7 @@ func TestEnumerate(t *testing.T) {
 	for _, model := range []string{"llama-3.1-8b", "qwen3-30b-a3b"} {
 		m, _ := spec.LookupModel(model)
 		s := Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 8}, {Device: "h200", GPUs: 4}}, MaxNumSeqs: []int{128, 512}, MaxNumBatchedTokens: []int{256, 8192},
-			ExecutionModes: []string{simulate.ExecCUDAGraph, simulate.ExecEager}, Modes: []string{simulate.ModeColocated, simulate.ModeDisaggregated}}
+			ExecutionModes: []string{cost.ExecCUDAGraph, cost.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}}
 		cs, err := s.Enumerate()
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +156,7 @@ func TestEnumerate(t *testing.T) {
 			seen[fmt.Sprintf("dp>1 %v, pp>1 %v, ep>1 %v", l.DP > 1, l.PP > 1, l.EP > 1)] = true
 			seen[fmt.Sprintf("ep>tp %v", l.EP > l.TP)] = true
 		}
-		for _, want := range []string{simulate.ModeDisaggregated, "dp>1 true, pp>1 false, ep>1 false", "dp>1 false, pp>1 true, ep>1 false"} {
+		for _, want := range []string{runresult.ModeDisaggregated, "dp>1 true, pp>1 false, ep>1 false", "dp>1 false, pp>1 true, ep>1 false"} {
 			if !seen[want] {
 				t.Errorf("%s: no candidate with %s", model, want)
 			}
@@ -168,11 +170,11 @@ func TestEnumerate(t *testing.T) {
 	}
 }
 
-// The probe's requests are those simulate.OpenSource gives for the same
+// The probe's requests are those datasets.OpenRun gives for the same
 // workload settings: a candidate's config.yaml replays its probe.
 func TestWorkloadMatchesOpenSource(t *testing.T) {
 	t.Setenv("FTK_SHARED", "../../shared")
-	for _, w := range []simulate.WorkloadConfig{
+	for _, w := range []runresult.WorkloadConfig{
 		{Workload: "fixed:100x10", NumRequests: 50, Seed: 3},
 		{Workload: "splitwise-conv", NumRequests: 200, Seed: 1},
 		{Trace: "../../shared/traces/splitwise_code.csv", NumRequests: 300},
@@ -185,20 +187,19 @@ func TestWorkloadMatchesOpenSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.RatePerS = 7.5
-		theirs, n, err := simulate.OpenSource(w)
+		theirs, n, err := datasets.OpenRun(w.Trace, w.Workload, 7.5, w.NumRequests, w.Seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var a, b []datasets.Request
+		var a, b []spec.Request
 		for r, ok := mine.Next(); ok; r, ok = mine.Next() {
 			a = append(a, r)
 		}
 		for r, ok := theirs.Next(); ok; r, ok = theirs.Next() {
 			b = append(b, r)
 		}
-		if len(a) != n || !slices.Equal(a, b) {
-			t.Errorf("%+v: %d requests against OpenSource's %d, equal %v", w, len(a), n, slices.Equal(a, b))
+		if len(a) != n || !reflect.DeepEqual(a, b) {
+			t.Errorf("%+v: %d requests against OpenSource's %d, equal %v", w, len(a), n, reflect.DeepEqual(a, b))
 		}
 	}
 }
@@ -207,7 +208,7 @@ func TestWorkloadMatchesOpenSource(t *testing.T) {
 // the reason.
 func TestRejects(t *testing.T) {
 	s := smallSettings(t, "ttft_p95_ms=1,tpot_p95_ms=12", 1)
-	s.Space.Modes, s.Space.MaxNumSeqs, s.Space.MaxNumBatchedTokens = []string{simulate.ModeColocated}, []int{256}, []int{8192}
+	s.Space.Modes, s.Space.MaxNumSeqs, s.Space.MaxNumBatchedTokens = []string{runresult.ModeColocated}, []int{256}, []int{8192}
 	s.Space.TP, s.Space.PP = []int{1}, []int{1}
 	out, err := Run(context.Background(), s, Options{Dir: t.TempDir()})
 	if err != nil {

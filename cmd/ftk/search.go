@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+
 	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/search"
-	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
@@ -64,8 +66,8 @@ Examples:
 			&cli.IntSliceFlag{Name: "max-num-seqs", Value: []int{64, 128, 256, 512}, Usage: "engine limits on running sequences to try"},
 			&cli.IntSliceFlag{Name: "max-num-batched-tokens", Value: []int{2048, 4096, 8192, 16384}, Usage: "engine token budgets per step to try"},
 			&cli.IntFlag{Name: "max-model-len", Usage: "longest request served (0: min(model's maximum, 8192)); a deployment that rejects requests is rejected"},
-			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{simulate.ExecCUDAGraph, simulate.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
-			&cli.StringSliceFlag{Name: "modes", Value: []string{simulate.ModeColocated, simulate.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
+			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{cost.ExecCUDAGraph, cost.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
+			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rank this many; the others are pruned once they cannot enter the top"},
 			&cli.FloatFlag{Name: "rate-tolerance", Value: 0.02, Usage: "neighbouring rates tried differ by this factor (0.02: 2%)"},
 			&cli.IntFlag{Name: "workers", Usage: "candidates searched in parallel (0: one per CPU)"},
@@ -101,7 +103,7 @@ func searchSettings(cmd *cli.Command) (search.Settings, error) {
 	if s.SLO, err = search.ParseSLO(cmd.String("slo")); err != nil {
 		return s, usageError("--slo: %v", err)
 	}
-	base := simulate.DefaultConfig()
+	base := runresult.DefaultConfig()
 	base.Model = cmd.String("model")
 	base.Bundle = cmd.String("bundle")
 	base.Engine.MaxModelLen = cmd.Int("max-model-len")
@@ -143,7 +145,7 @@ func runSearch(ctx context.Context, cmd *cli.Command) error {
 	}
 	if s.Base.Bundle != "" {
 		d, _ := spec.LookupDevice(s.Space.Pools[0].Device)
-		if o.Sim.Predictors, err = simulate.LoadBundle(s.Base.Bundle, s.Space.Model, d); err != nil {
+		if o.Sim.Predictors, err = cost.LoadBundle(s.Base.Bundle, s.Space.Model, d); err != nil {
 			return err
 		}
 	}
