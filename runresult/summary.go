@@ -122,6 +122,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", r.name, r.st.Mean, r.st.P50, r.st.P90, r.st.P95, r.st.P99)
 	}
+	if e := m.E2EMs.PercentileErrorPct; e > 0 {
+		fmt.Fprintf(tw, "percentiles\tfrom log histograms, within %.2f%% of exact (%d requests: more than are kept for exact percentiles); means exact\n", e, m.E2EMs.Count)
+	}
 	return tw.Flush()
 }
 

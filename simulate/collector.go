@@ -13,22 +13,23 @@ func histStats(h *Histogram) runresult.Stats {
 		return runresult.Stats{}
 	}
 	return runresult.Stats{Count: int(h.Count()), Mean: h.Mean(), P50: h.Percentile(50), P90: h.Percentile(90),
-		P95: h.Percentile(95), P99: h.Percentile(99)}
+		P95: h.Percentile(95), P99: h.Percentile(99), PercentileErrorPct: HistogramErrorPct}
 }
 
-// collector gathers the run's metrics. It keeps one float64 per request for
-// each of TTFT, TPOT and E2E (exact percentiles; 24 bytes a request) and the
-// ITL histogram (fixed size); per-request rows go straight to the sink.
+// collector gathers the run's metrics in memory that does not grow with the
+// request count: TTFT, TPOT and E2E in latencyDists (exact percentiles up
+// to exactValues requests, a histogram above), ITL in a histogram;
+// per-request rows go straight to the sink.
 type collector struct {
 	sink RequestSink
 	err  error // first sink error
 	row  runresult.RequestMetrics
 
-	ttft, tpot, e2e []float64
+	ttft, tpot, e2e latencyDist
 	itl             *Histogram
 	// KV transfers of a disaggregated run: transfer and wait times (ms)
 	// and bytes.
-	kvTransfer, kvWait []float64
+	kvTransfer, kvWait latencyDist
 	kvBytes            float64
 
 	arrived, completed, rejected int
@@ -87,10 +88,10 @@ func (c *collector) finish(r *reqState, nowS float64) {
 		TTFTMs: t.TTFTMs(), TPOTMs: t.TPOTMs(), E2EMs: t.E2EMs(), KVTransferMs: r.kvTransferMs,
 		Preemptions: int(r.preemptions), CachedPromptTokens: int(max(r.cachedPrompt, 0)), Status: runresult.StatusCompleted}
 	c.row.MeanITLMs = c.row.TPOTMs
-	c.ttft = append(c.ttft, c.row.TTFTMs)
-	c.e2e = append(c.e2e, c.row.E2EMs)
+	c.ttft.add(c.row.TTFTMs)
+	c.e2e.add(c.row.E2EMs)
 	if !math.IsNaN(c.row.TPOTMs) {
-		c.tpot = append(c.tpot, c.row.TPOTMs)
+		c.tpot.add(c.row.TPOTMs)
 	}
 	c.write()
 }
@@ -101,17 +102,16 @@ func (c *collector) write() {
 	}
 }
 
-// metrics summarises the run. It sorts the collected slices.
+// metrics summarises the run.
 func (c *collector) metrics() runresult.Metrics {
 	m := runresult.Metrics{Arrived: c.arrived, Completed: c.completed, Rejected: c.rejected,
 		PromptTokens: c.promptTokens, OutputTokens: c.outputTokens, PeakConcurrency: c.peakInSystem,
-		TTFTMs: runresult.StatsOf(c.ttft), TPOTMs: runresult.StatsOf(c.tpot), E2EMs: runresult.StatsOf(c.e2e), ITLMs: histStats(c.itl)}
+		TTFTMs: c.ttft.stats(), TPOTMs: c.tpot.stats(), E2EMs: c.e2e.stats(), ITLMs: histStats(c.itl)}
 	if c.completed > 0 {
 		m.MakespanS = c.lastFinishS - c.firstArrivalS
 	}
-	if len(c.kvTransfer) > 0 {
-		n := float64(len(c.kvTransfer))
-		m.KVTransfer = &runresult.KVTransferStats{TransferMs: runresult.StatsOf(c.kvTransfer), WaitMs: runresult.StatsOf(c.kvWait), MeanBytes: c.kvBytes / n}
+	if n := c.kvTransfer.count(); n > 0 {
+		m.KVTransfer = &runresult.KVTransferStats{TransferMs: c.kvTransfer.stats(), WaitMs: c.kvWait.stats(), MeanBytes: c.kvBytes / float64(n)}
 	}
 	if m.MakespanS > 0 {
 		m.RequestThroughputPerS = float64(c.completed) / m.MakespanS

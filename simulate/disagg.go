@@ -117,7 +117,7 @@ func (g *disaggregation) admit(dst int, nowS float64) {
 		}
 		id := q.popFront()
 		t.dstBlocks, t.startS = need, nowS
-		g.col.kvWait = append(g.col.kvWait, (nowS-t.readyS)*1e3)
+		g.col.kvWait.add((nowS - t.readyS) * 1e3)
 		g.links[t.src].start(id, nowS)
 	}
 }
@@ -126,7 +126,7 @@ func (g *disaggregation) admit(dst int, nowS float64) {
 func (g *disaggregation) transferred(id int32, nowS float64) {
 	t := &g.transfers[id]
 	ms := (nowS - t.startS) * 1e3
-	g.col.kvTransfer = append(g.col.kvTransfer, ms)
+	g.col.kvTransfer.add(ms)
 	g.col.kvBytes += t.bytes
 	if g.observer != nil {
 		g.observer.observeTransfer(t, id, nowS)

@@ -5,10 +5,11 @@ import (
 )
 
 // Histogram counts non-negative values in logarithmic buckets: 256 per
-// power of two, so a bucket spans 0.39% of its value. It keeps the exact
-// count, sum, minimum and maximum, and answers percentiles to within 0.2%
-// in fixed memory (about 120 KiB) however many values it sees: the
-// simulator's ITL distribution, where a run has one value per output token.
+// power of two, so a bucket spans at most 1/256 (0.39%) of its value. It
+// keeps the exact count, sum, minimum and maximum, and answers percentiles
+// to within HistogramErrorPct in fixed memory (about 140 KiB) however many
+// values it sees: the simulator's ITL distribution, where a run has one
+// value per output token, and the other latencies of long runs.
 type Histogram struct {
 	counts   []uint64
 	zeros    uint64
@@ -16,6 +17,15 @@ type Histogram struct {
 	sum      float64
 	min, max float64
 }
+
+// HistogramErrorPct bounds a Histogram percentile's error, relative to the
+// exact percentile (spec's rule over the same values), for values from
+// 2^-30 to 2^41: a value stands for its bucket [lo, lo+w) with w <= lo/256
+// and is read as lo x (1 + 1/512), at most lo/512 from any value in the
+// bucket, so each rank is within 1/512 (0.195%) relative, and so is the
+// interpolation between two ranks; clamping to the observed minimum and
+// maximum only moves an estimate towards the truth.
+const HistogramErrorPct = 100.0 / 512
 
 const (
 	histSubBits = 8 // sub-buckets per octave = 1 << histSubBits
