@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -40,14 +41,20 @@ type RunArrivals struct {
 	Seed    uint64
 }
 
+// Errors of RunArrivals.Open that name a missing or doubled choice.
+var (
+	ErrNoArrivals       = errors.New("simulate workload: no arrivals: give a trace file or a generated workload")
+	ErrTraceAndWorkload = errors.New("simulate workload: give a trace file or a generated workload, not both")
+)
+
 // Open opens the arrivals (see OpenRun). With Clients the stream is a
 // *Clients, which the simulator tells of every completion.
 func (r RunArrivals) Open() (RequestStream, int, error) {
 	switch {
 	case r.Trace == "" && r.Workload == "":
-		return nil, 0, fmt.Errorf("simulate workload: no arrivals: give a trace file or a generated workload")
+		return nil, 0, ErrNoArrivals
 	case r.Trace != "" && r.Workload != "":
-		return nil, 0, fmt.Errorf("simulate workload: give a trace file or a generated workload, not both")
+		return nil, 0, ErrTraceAndWorkload
 	case r.Stages != "" && r.RatePerS != 0:
 		return nil, 0, fmt.Errorf("simulate workload: give a rate or rate stages, not both")
 	case r.ThinkS != 0 && r.Clients == 0:

@@ -1,6 +1,7 @@
 package runresult
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -151,13 +152,17 @@ func (c *Config) WriteYAML(w io.Writer) error {
 	return enc.Close()
 }
 
-// Validate checks the settings that do not need the model or device.
+// ErrNoModel is Validate's error for a config that names no model.
+var ErrNoModel = errors.New("simulate config: no model given")
+
+// Validate checks the settings that do not need the model or device (the
+// first part of simulate.Resolve).
 func (c *Config) Validate() error {
 	e := &c.Engine
 	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: "+format, a...) }
 	switch {
 	case c.Model == "":
-		return bad("no model given")
+		return ErrNoModel
 	case e.MaxNumBatchedTokens < 1:
 		return bad("max_num_batched_tokens must be at least 1, got %d", e.MaxNumBatchedTokens)
 	case e.MaxNumSeqs < 1:

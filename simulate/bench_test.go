@@ -65,7 +65,7 @@ func runTrace(b *testing.B, cfg runresult.Config, rs []spec.Request, withOutputs
 	var sum *runresult.Summary
 	var err error
 	if withOutputs {
-		sum, err = Execute(cfg, NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
+		sum, err = Execute(mustResolve(b, cfg), NewSliceSource(rs), Outputs{Dir: b.TempDir()}, Options{})
 	} else {
 		var sim *Simulation
 		if sim, err = New(cfg, Options{}); err == nil {
@@ -177,7 +177,7 @@ func BenchmarkMillionRequests(b *testing.B) {
 		}
 		h := &heapPeak{}
 		cpu0 := cpuSeconds(b)
-		sum, err := Execute(cfg, src, Outputs{Dir: b.TempDir()}, Options{Progress: h.sample})
+		sum, err := Execute(mustResolve(b, cfg), src, Outputs{Dir: b.TempDir()}, Options{Progress: h.sample})
 		if err != nil {
 			b.Fatal(err)
 		}

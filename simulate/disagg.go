@@ -54,8 +54,12 @@ type transferObserver interface {
 	observeTransfer(t *transfer, id int32, endS float64)
 }
 
-func newDisaggregation(m *spec.Model, d *runresult.DisaggregationConfig, col *collector, router Router, loop *Loop, prefill, decode []*engine) *disaggregation {
-	g := &disaggregation{col: col, prefill: prefill, decode: decode, router: router,
+// newDisaggregation joins prefill and decode instances built to call it:
+// a prefill instance's scheduler holds finished requests' KV blocks and
+// hands them to prefilled; a decode instance calls finished for every
+// completed request and admit after every batch.
+func newDisaggregation(m *spec.Model, d *runresult.DisaggregationConfig, col *collector, router Router, loop *Loop, prefill, decode []*engine, obs transferObserver) *disaggregation {
+	g := &disaggregation{col: col, prefill: prefill, decode: decode, router: router, observer: obs,
 		decodeOutstanding: make([]int, len(decode)), pending: make([]deque, len(decode)), outputs: map[int]int{},
 		// The whole model's KV cache of a token, every KV head once.
 		bytesPerToken: float64(m.NumLayers) * float64(m.KVBytesPerTokenLayer(1))}
@@ -63,13 +67,6 @@ func newDisaggregation(m *spec.Model, d *runresult.DisaggregationConfig, col *co
 		k := &kvLink{id: i, loop: loop, bytesPerS: d.KVLinkGBps * 1e9, latencyS: d.KVLinkLatencyUs / 1e6, done: g.transferred,
 			remaining: func(t int32) *float64 { return &g.transfers[t].remaining }}
 		g.links = append(g.links, k)
-		src := i
-		prefill[i].sched.holdKV = true
-		prefill[i].sched.done = func(r *reqState, nowS float64) { g.prefilled(src, r, nowS) }
-	}
-	for j := range decode {
-		dst := j
-		decode[j].afterBatch = func(nowS float64) { g.admit(dst, nowS) }
 	}
 	return g
 }

@@ -176,7 +176,7 @@ func TestDisaggregatedRunInvariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Execute(cfg, src, Outputs{Dir: dir, ChromeTrace: filepath.Join(dir, "trace.json")}, Options{})
+	s2, err := Execute(mustResolve(t, cfg), src, Outputs{Dir: dir, ChromeTrace: filepath.Join(dir, "trace.json")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,8 +93,26 @@ type engine struct {
 	syncWaitMs float64
 }
 
-func newEngine(id int, role string, loop *Loop, cm CostModel, sched *scheduler, pp int, async bool, obs StepObserver) *engine {
-	e := &engine{id: id, role: role, loop: loop, cost: cm, sched: sched, observer: obs, pp: pp, stepAtS: -1, async: async,
+// engineParts are what an engine is built from.
+type engineParts struct {
+	id    int
+	role  string // RoleReplica, RolePrefill or RoleDecode
+	pp    int
+	async bool
+	cost  CostModel
+	sched *scheduler
+	// observer, when set, sees every step.
+	observer StepObserver
+	// afterBatch, when set, runs after each batch's outputs are applied.
+	afterBatch func(nowS float64)
+	// group, when set, is the lockstep the engine joins as its next rank.
+	group *lockstep
+}
+
+func newEngine(loop *Loop, p engineParts) *engine {
+	pp, sched := p.pp, p.sched
+	e := &engine{id: p.id, role: p.role, loop: loop, cost: p.cost, sched: sched, observer: p.observer, pp: pp, stepAtS: -1, async: p.async,
+		afterBatch: p.afterBatch, group: p.group,
 		batches: make([]batch, pp), busy: make([]bool, pp), stageFreeS: make([]float64, pp),
 		costs: make([]cost.StepCost, pp), stageRan: make([]bool, pp)}
 	n := sched.cfg.MaxNumSeqs
@@ -102,8 +120,11 @@ func newEngine(id int, role string, loop *Loop, cm CostModel, sched *scheduler, 
 		e.batches[i].entries = make([]batchEntry, 0, n)
 	}
 	e.shape = cost.BatchShape{PrefillChunks: make([]int, 0, n), PrefillContexts: make([]int, 0, n), DecodeContexts: make([]int, 0, n)}
-	if obs != nil {
+	if p.observer != nil {
 		e.rec.Stages = make([]StageSpan, pp)
+	}
+	if p.group != nil {
+		p.group.join(e)
 	}
 	return e
 }

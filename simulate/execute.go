@@ -20,14 +20,11 @@ type Outputs struct {
 	ChromeTrace string
 }
 
-// Execute runs cfg on src and writes its outputs. Every file is written to
+// Execute runs the resolved configuration r on src and writes its outputs
+// (opts as for Resolved.New). Every file is written to
 // a temporary name and renamed into place only when the run succeeded; a
 // failed run leaves no output behind.
-func Execute(cfg runresult.Config, src Source, out Outputs, opts Options) (*runresult.Summary, error) {
-	sim, err := New(cfg, opts)
-	if err != nil {
-		return nil, err
-	}
+func Execute(r *Resolved, src Source, out Outputs, opts Options) (*runresult.Summary, error) {
 	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulate outputs: %w", err)
 	}
@@ -44,24 +41,34 @@ func Execute(cfg runresult.Config, src Source, out Outputs, opts Options) (*runr
 			return nil, err
 		}
 		var engines []chromeEngine
-		for _, e := range sim.engines {
-			engines = append(engines, chromeEngine{name: e.role + " " + strconv.Itoa(e.id), stages: e.pp})
+		for _, e := range r.engines {
+			engines = append(engines, chromeEngine{name: e.role + " " + strconv.Itoa(e.id), stages: r.roles[e.kind].layout.PP})
 		}
 		links := 0
-		if sim.disagg != nil {
-			links = len(sim.disagg.links)
+		if r.cfg.Mode == runresult.ModeDisaggregated {
+			links = r.entry // one KV link per prefill instance
 		}
 		chrome = newChromeTrace(chromeFile.Writer, engines, links)
-		if sim.disagg != nil {
-			sim.disagg.observer = chrome
-		}
 		sinks = append(sinks, chrome)
-		sim.addObserver(chrome)
+		if opts.Observer != nil {
+			opts.Observer = stepObservers{opts.Observer, chrome}
+		} else {
+			opts.Observer = chrome
+		}
+		opts.transfers = chrome
 	}
 	if opts.Requests != nil {
 		sinks = append(sinks, opts.Requests)
 	}
-	sim.col.sink = sinks
+	opts.Requests = sinks
+	sim, err := r.New(opts)
+	if err != nil {
+		files.Abort()
+		if chromeFile != nil {
+			chromeFile.Abort()
+		}
+		return nil, err
+	}
 	abort := func(err error) (*runresult.Summary, error) {
 		files.Abort()
 		if chromeFile != nil {
@@ -114,18 +121,5 @@ type stepObservers []StepObserver
 func (o stepObservers) ObserveStep(r *StepRecord) {
 	for _, x := range o {
 		x.ObserveStep(r)
-	}
-}
-
-// addObserver adds an observer to every engine.
-func (s *Simulation) addObserver(o StepObserver) {
-	for _, e := range s.engines {
-		if e.observer != nil {
-			o = stepObservers{e.observer, o}
-		}
-		e.observer = o
-		if len(e.rec.Stages) == 0 {
-			e.rec.Stages = make([]StageSpan, e.pp)
-		}
 	}
 }

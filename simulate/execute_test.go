@@ -24,7 +24,7 @@ func execute(t *testing.T, cfg runresult.Config, dir string, chrome bool) *runre
 	if chrome {
 		out.ChromeTrace = filepath.Join(dir, "trace.json")
 	}
-	sum, err := Execute(cfg, src, out, Options{})
+	sum, err := Execute(mustResolve(t, cfg), src, out, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestFailedRunLeavesNoFiles(t *testing.T) {
 	cfg := testConfig()
 	dir := t.TempDir()
 	src := NewSliceSource(reqs([3]float64{0, 100, 10}, [3]float64{5, 100, 10}, [3]float64{4, 100, 10}))
-	_, err := Execute(cfg, src, Outputs{Dir: dir, ChromeTrace: filepath.Join(dir, "t.json")}, Options{})
+	_, err := Execute(mustResolve(t, cfg), src, Outputs{Dir: dir, ChromeTrace: filepath.Join(dir, "t.json")}, Options{})
 	if err == nil {
 		t.Fatal("unsorted arrivals accepted")
 	}

@@ -188,3 +188,13 @@ var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, M
 func openSource(w runresult.WorkloadConfig) (Source, int, error) {
 	return datasets.OpenRun(w.Trace, w.Workload, w.RatePerS, w.NumRequests, w.Seed)
 }
+
+// mustResolve resolves cfg (Resolve) or fails the test.
+func mustResolve(tb testing.TB, cfg runresult.Config) *Resolved {
+	tb.Helper()
+	r, err := Resolve(cfg, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}

@@ -20,7 +20,7 @@ func TestLatencyPercentilesBoundedMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		sum, err := Execute(cfg, src, Outputs{Dir: dir}, Options{})
+		sum, err := Execute(mustResolve(t, cfg), src, Outputs{Dir: dir}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

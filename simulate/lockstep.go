@@ -56,15 +56,18 @@ type lockstep struct {
 	layerRuns []int64
 }
 
-func newLockstep(loop *Loop, ranks []*engine, cm LockstepCostModel, async bool) *lockstep {
-	g := &lockstep{loop: loop, ranks: ranks, cost: cm, async: async, stepAtS: -1,
-		has: make([]bool, len(ranks)), shapes: make([]*cost.BatchShape, len(ranks)),
-		costs: make([]cost.StepCost, len(ranks)), layerRuns: make([]int64, len(ranks))}
-	for i, e := range ranks {
-		e.group = g
-		g.shapes[i] = &e.shape
-	}
-	return g
+// newLockstep returns the lockstep of n DP ranks priced by cm; each rank
+// joins it as its engine is built (newEngine).
+func newLockstep(loop *Loop, n int, cm LockstepCostModel, async bool) *lockstep {
+	return &lockstep{loop: loop, cost: cm, async: async, stepAtS: -1,
+		ranks: make([]*engine, 0, n), shapes: make([]*cost.BatchShape, 0, n),
+		has: make([]bool, n), costs: make([]cost.StepCost, n), layerRuns: make([]int64, n)}
+}
+
+// join adds engine e as the next rank.
+func (g *lockstep) join(e *engine) {
+	g.ranks = append(g.ranks, e)
+	g.shapes = append(g.shapes, &e.shape)
 }
 
 // kick schedules a step for now when none is in flight or scheduled.
@@ -142,14 +145,14 @@ func (g *lockstep) tryStep(nowS float64) {
 	g.loop.Schedule(endS, PriorityEngine, g, evBatchDone, 0)
 }
 
-// lockstepRanks builds the DP ranks of an MoE model on layout l (DP > 1):
-// one engine per rank, each with its own scheduler and KV cache sized for
-// one rank, stepped together by a lockstep over one cost model of the
-// whole layout. vLLM's --enable-expert-parallel makes the EP group every
-// rank (EP = TP x DP); without it (EP = 1) the experts are split over the
-// TP x DP ranks instead and the exchange is still a collective over all of
-// them.
-func (s *Simulation) lockstepRanks(cfg runresult.Config, m *spec.Model, l spec.Layout, newRole func(spec.Layout) (*role, error)) error {
+// checkLockstep checks that layout l (DP > 1) of MoE model m can run as
+// lockstep DP ranks: one engine per rank, each with its own scheduler and
+// KV cache sized for one rank, stepped together by a lockstep over one cost
+// model of the whole layout. vLLM's --enable-expert-parallel makes the EP
+// group every rank (EP = TP x DP); without it (EP = 1) the experts are
+// split over the TP x DP ranks instead and the exchange is still a
+// collective over all of them.
+func checkLockstep(cfg runresult.Config, m *spec.Model, l spec.Layout) error {
 	switch {
 	case l.PP > 1:
 		return fmt.Errorf("simulate: %s at DP=%d with PP=%d: lockstep data parallelism is modelled without pipeline stages; use PP=1", m.Name, l.DP, l.PP)
@@ -159,29 +162,5 @@ func (s *Simulation) lockstepRanks(cfg runresult.Config, m *spec.Model, l spec.L
 	if err := spec.CheckAll2AllBackend(cfg.MoE.All2AllBackend, l); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	r, err := newRole(l)
-	if err != nil {
-		return err
-	}
-	lc, ok := any(r.cost).(LockstepCostModel)
-	if !ok {
-		return fmt.Errorf("simulate: internal error: the cost model cannot price lockstep steps")
-	}
-	cfg.Engine.ExecutionMode = r.cost.ExecutionMode()
-	s.cfg, s.memory, s.cost = cfg, r.memory, r.cost
-	for i := 0; i < l.DP; i++ {
-		rank := i
-		sched := newScheduler(cfg.Engine, r.memory.Blocks, s.col.itl, func(r *reqState, nowS float64) {
-			s.col.finish(r, nowS)
-			s.outstanding[rank]--
-			s.completed(r.id, nowS)
-		})
-		s.engines = append(s.engines, newEngine(i, RoleReplica, &s.loop, r.cost, sched, 1, cfg.Engine.AsyncScheduling, s.opts.Observer))
-	}
-	newLockstep(&s.loop, s.engines, lc, cfg.Engine.AsyncScheduling)
-	if cfg.Router == runresult.RouterLeastLoaded {
-		s.balance = newDPBalancer(s.engines)
-	}
-	s.entry = l.DP
 	return nil
 }

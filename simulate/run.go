@@ -25,6 +25,9 @@ type Options struct {
 	// Progress, when set, is called every few thousand events with the
 	// arrivals so far and the simulated time.
 	Progress func(arrived int, nowS float64)
+	// transfers sees every KV transfer of a disaggregated run (Execute's
+	// Chrome trace).
+	transfers transferObserver
 }
 
 // progressEvery is the number of events between Progress calls.
@@ -72,174 +75,85 @@ type Simulation struct {
 	ran          bool
 }
 
-// role is one kind of engine of a run: its layout, memory plan and cost
-// model.
-type role struct {
-	layout spec.Layout
-	memory runresult.MemoryReport
-	cost   *cost.OpCostModel
+// New resolves cfg (Resolve) and builds a simulation of it.
+func New(cfg runresult.Config, opts Options) (*Simulation, error) {
+	r, err := Resolve(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.New(opts)
 }
 
-// New checks cfg against its model and device and builds the run.
-func New(cfg runresult.Config, opts Options) (*Simulation, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	m, err := spec.LookupModel(cfg.Model)
-	if err != nil {
-		return nil, err
-	}
-	if m, err = m.WithKVCacheDtype(cfg.Engine.KVCacheDtype); err != nil {
-		return nil, err
-	}
-	d, err := spec.LookupDevice(cfg.Device)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.Layout.Validate(m); err != nil {
-		return nil, err
-	}
-	l := cfg.Layout.Normalize()
-	cfg.Layout = l
-	if cfg.Mode == "" {
-		cfg.Mode = runresult.ModeColocated
-	}
-	e := &cfg.Engine
-	modelMax := m.MaxPosition
-	if modelMax <= 0 {
-		modelMax = math.MaxInt32
-	}
-	switch {
-	case e.MaxModelLen == 0:
-		e.MaxModelLen = spec.ResolveMaxModelLen(m, 0)
-	case e.MaxModelLen > modelMax:
-		return nil, fmt.Errorf("simulate: max_model_len %d exceeds the %d positions of %s", e.MaxModelLen, modelMax, m.Name)
-	}
-	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
-		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)
-	}
-	if opts.Predictors == nil && cfg.Bundle != "" {
-		if opts.Predictors, err = cost.LoadBundle(cfg.Bundle, m, d); err != nil {
-			return nil, err
-		}
-	}
-	if opts.HostPredictors == nil && cfg.HostBundle != "" {
-		if opts.HostPredictors, err = cost.LoadHostBundle(cfg.HostBundle, m, d); err != nil {
-			return nil, err
-		}
-	}
-	cfg.MoE.Resolve()
-	var hist *cost.ExpertHistogram
-	if m.IsMoE() && cfg.MoE.Routing == cost.RoutingReplay {
-		if hist, err = cost.ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
-			return nil, err
-		}
-	}
-	newRole := func(l spec.Layout) (*role, error) {
-		l = l.Normalize()
-		if err := l.Validate(m); err != nil {
-			return nil, err
-		}
-		if l.DP > 1 && !m.IsMoE() {
-			return nil, fmt.Errorf("simulate: layout %s: an instance has DP=1; give the number of instances instead (--prefill-instances, --decode-instances)", l)
-		}
-		mem, err := planMemory(m, l, d, e)
-		if err != nil {
-			return nil, err
-		}
-		cost, err := cost.NewOpCostModel(cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
-			Calibration: cfg.Calibration, Predictors: opts.Predictors, BundleName: cfg.Bundle,
-			HostPredictors: opts.HostPredictors, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSize(e.MaxCUDAGraphCaptureSize, e.EngineLimits),
-			MoE: cfg.MoE, Histogram: hist})
-		if err != nil {
-			return nil, err
-		}
-		return &role{layout: l, memory: mem, cost: cost}, nil
-	}
+// New builds a simulation of r: every part (engines, schedulers, KV links,
+// observers, the request sink) is made here and joined as it is made;
+// nothing is rewired afterwards. It takes opts' Observer, Requests and
+// Progress; the predictors were Resolve's to take.
+func (r *Resolved) New(opts Options) (*Simulation, error) {
+	cfg := r.cfg
 	router, err := NewRouter(cfg.Router)
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulation{opts: opts, router: router, col: newCollector(opts.Requests)}
-	if cfg.Mode == runresult.ModeDisaggregated {
-		if l.DP > 1 {
-			return nil, fmt.Errorf("simulate: disaggregated mode with DP=%d: give the instance counts instead (--prefill-instances, --decode-instances)", l.DP)
-		}
-		dc := &cfg.Disaggregation
-		dc.Resolve(l)
-		pre, err := newRole(dc.PrefillLayout)
-		if err != nil {
-			return nil, fmt.Errorf("prefill instances: %w", err)
-		}
-		dec, err := newRole(dc.DecodeLayout)
-		if err != nil {
-			return nil, fmt.Errorf("decode instances: %w", err)
-		}
-		e.ExecutionMode = pre.cost.ExecutionMode()
-		s.cfg, s.memory, s.cost, s.decodeMemory, s.decodeCost = cfg, pre.memory, pre.cost, &dec.memory, dec.cost
-		var prefill, decode []*engine
-		for i := 0; i < dc.PrefillInstances; i++ {
-			sched := newScheduler(cfg.Engine, pre.memory.Blocks, s.col.itl, nil)
-			prefill = append(prefill, newEngine(i, RolePrefill, &s.loop, pre.cost, sched, pre.layout.PP, e.AsyncScheduling, opts.Observer))
-		}
-		decodeRouter, _ := NewRouter(cfg.Router)
-		// Prefix caching runs on the prefill instances; a decode instance
-		// receives every request's whole prompt KV cache into blocks
-		// reserved for it, so it only counts blocks.
-		decodeEngine := cfg.Engine
-		decodeEngine.EnablePrefixCaching = false
-		for j := 0; j < dc.DecodeInstances; j++ {
-			sched := newScheduler(decodeEngine, dec.memory.Blocks, s.col.itl, nil)
-			decode = append(decode, newEngine(dc.PrefillInstances+j, RoleDecode, &s.loop, dec.cost, sched, dec.layout.PP, e.AsyncScheduling, opts.Observer))
-		}
-		s.disagg = newDisaggregation(m, dc, s.col, decodeRouter, &s.loop, prefill, decode)
-		for j, en := range decode {
-			dst := j
-			en.sched.done = func(r *reqState, nowS float64) {
-				s.disagg.finished(dst, r, nowS)
-				s.completed(r.id, nowS)
-			}
-		}
-		for i, en := range prefill {
-			src, inner := i, en.sched.done
-			en.sched.done = func(r *reqState, nowS float64) {
-				s.outstanding[src]--
-				inner(r, nowS)
-			}
-		}
-		s.engines = append(prefill, decode...)
-		s.entry = len(prefill)
-	} else {
-		if cfg.Disaggregation != (runresult.DisaggregationConfig{}) {
-			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", runresult.ModeDisaggregated)
-		}
-		if m.IsMoE() && l.DP > 1 {
-			if err := s.lockstepRanks(cfg, m, l, newRole); err != nil {
-				return nil, err
-			}
-			s.outstanding = make([]int, s.entry)
-			return s, nil
-		}
-		one := l
-		one.DP = 1
-		r, err := newRole(one)
-		if err != nil {
+	s := &Simulation{cfg: cfg, opts: opts, router: router, col: newCollector(opts.Requests),
+		entry: r.entry, outstanding: make([]int, r.entry)}
+	costs := make([]*cost.OpCostModel, len(r.roles))
+	for i := range r.roles {
+		if costs[i], err = cost.NewOpCostModel(r.roles[i].cost); err != nil {
 			return nil, err
 		}
-		e.ExecutionMode = r.cost.ExecutionMode()
-		s.cfg, s.memory, s.cost = cfg, r.memory, r.cost
-		for i := 0; i < l.DP; i++ {
-			replica := i
-			sched := newScheduler(cfg.Engine, r.memory.Blocks, s.col.itl, func(r *reqState, nowS float64) {
-				s.col.finish(r, nowS)
-				s.outstanding[replica]--
-				s.completed(r.id, nowS)
-			})
-			s.engines = append(s.engines, newEngine(i, RoleReplica, &s.loop, r.cost, sched, l.PP, e.AsyncScheduling, opts.Observer))
-		}
-		s.entry = l.DP
 	}
-	s.outstanding = make([]int, s.entry)
+	s.memory, s.cost = r.roles[0].memory, costs[0]
+	var group *lockstep
+	if r.lockstep {
+		group = newLockstep(&s.loop, len(r.engines), costs[0], cfg.Engine.AsyncScheduling)
+	}
+	for _, p := range r.engines {
+		ro := &r.roles[p.kind]
+		parts := engineParts{id: p.id, role: p.role, pp: ro.layout.PP, async: cfg.Engine.AsyncScheduling,
+			cost: costs[p.kind], observer: opts.Observer, group: group}
+		ec := cfg.Engine
+		var done func(*reqState, float64)
+		switch p.role {
+		case RoleReplica:
+			i := p.id
+			done = func(q *reqState, nowS float64) {
+				s.col.finish(q, nowS)
+				s.outstanding[i]--
+				s.completed(q.id, nowS)
+			}
+		case RolePrefill:
+			i := p.id
+			done = func(q *reqState, nowS float64) {
+				s.outstanding[i]--
+				s.disagg.prefilled(i, q, nowS)
+			}
+		case RoleDecode:
+			j := p.id - r.entry
+			// Prefix caching runs on the prefill instances; a decode
+			// instance receives every request's whole prompt KV cache
+			// into blocks reserved for it, so it only counts blocks.
+			ec.EnablePrefixCaching = false
+			done = func(q *reqState, nowS float64) {
+				s.disagg.finished(j, q, nowS)
+				s.completed(q.id, nowS)
+			}
+			parts.afterBatch = func(nowS float64) { s.disagg.admit(j, nowS) }
+		}
+		// A prefill instance holds a finished request's KV blocks until
+		// they are transferred.
+		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill)
+		s.engines = append(s.engines, newEngine(&s.loop, parts))
+	}
+	if cfg.Mode == runresult.ModeDisaggregated {
+		mem := r.roles[1].memory
+		s.decodeMemory, s.decodeCost = &mem, costs[1]
+		decodeRouter, _ := NewRouter(cfg.Router)
+		s.disagg = newDisaggregation(r.model, &cfg.Disaggregation, s.col, decodeRouter, &s.loop,
+			s.engines[:r.entry], s.engines[r.entry:], opts.transfers)
+	}
+	if r.lockstep && cfg.Router == runresult.RouterLeastLoaded {
+		s.balance = newDPBalancer(s.engines)
+	}
 	return s, nil
 }
 

@@ -94,8 +94,8 @@ type scheduler struct {
 	holdKV bool
 }
 
-func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64)) *scheduler {
-	s := &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done,
+func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64), holdKV bool) *scheduler {
+	s := &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done, holdKV: holdKV,
 		running: make([]int32, 0, cfg.MaxNumSeqs)}
 	if cfg.EnablePrefixCaching {
 		s.pc = newPrefixCache(blocks, cfg.BlockSize)

@@ -55,7 +55,11 @@ func simulateTo(t testing.TB, dir, name string, workload runresult.WorkloadConfi
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, name)
-	if _, err := simulate.Execute(cfg, src, simulate.Outputs{Dir: out}, simulate.Options{}); err != nil {
+	r, err := simulate.Resolve(cfg, simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := simulate.Execute(r, src, simulate.Outputs{Dir: out}, simulate.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return out

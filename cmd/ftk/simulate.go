@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -141,8 +142,10 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("dp", func() { cfg.Layout.DP = cmd.Int("dp") })
 	set("router", func() { cfg.Router = cmd.String("router") })
 	set("bundle", func() { cfg.Bundle = cmd.String("bundle") })
-	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), "" })
-	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), "" })
+	// A flag replaces the other kind of arrivals a --config names; both
+	// flags together are datasets.ErrTraceAndWorkload.
+	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), cmd.String("workload") })
+	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), cmd.String("trace") })
 	set("rate", func() { w.RatePerS = cmd.Float("rate") })
 	set("num-requests", func() { w.NumRequests = cmd.Int("num-requests") })
 	set("seed", func() { w.Seed = cmd.Uint64("seed") })
@@ -190,9 +193,6 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		set(r.prefix+"-pp", func() { r.l.PP = cmd.Int(r.prefix + "-pp") })
 		set(r.prefix+"-ep", func() { r.l.EP = cmd.Int(r.prefix + "-ep") })
 	}
-	if cmd.IsSet("trace") && cmd.IsSet("workload") {
-		return cfg, usageError("simulate: give --trace or --workload, not both")
-	}
 	if p := cmd.String("calibration"); p != "" {
 		c, err := cost.LoadCalibration(p)
 		if err != nil {
@@ -200,13 +200,22 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		}
 		cfg.Calibration = c
 	}
-	switch {
-	case cfg.Model == "":
-		return cfg, usageError("simulate needs --model (or a --config that names one)")
-	case w.Trace == "" && w.Workload == "":
-		return cfg, usageError("simulate needs --trace FILE or --workload W (or a --config that names one)")
-	}
 	return cfg, nil
+}
+
+// simUsage turns the errors of a missing or doubled setting, which
+// datasets.RunArrivals.Open and simulate.Resolve report, into usage errors
+// in the command line's words.
+func simUsage(err error) error {
+	switch {
+	case errors.Is(err, runresult.ErrNoModel):
+		return usageError("simulate needs --model (or a --config that names one)")
+	case errors.Is(err, datasets.ErrNoArrivals):
+		return usageError("simulate needs --trace FILE or --workload W (or a --config that names one)")
+	case errors.Is(err, datasets.ErrTraceAndWorkload):
+		return usageError("simulate: give --trace or --workload, not both")
+	}
+	return err
 }
 
 func runSimulate(ctx context.Context, cmd *cli.Command) error {
@@ -218,11 +227,15 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var opts simulate.Options
+	res, err := simulate.Resolve(cfg, opts)
+	if err != nil {
+		return simUsage(err)
+	}
 	wl := &cfg.Workload
 	src, total, err := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
 		Clients: wl.Clients, ThinkS: wl.ThinkS, N: wl.NumRequests, Seed: wl.Seed}.Open()
 	if err != nil {
-		return err
+		return simUsage(err)
 	}
 	stderr := cmd.Root().ErrWriter
 	var bar *simProgress
@@ -237,7 +250,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer lock.Release()
 	cpu0 := simCPUSeconds()
-	sum, err := simulate.Execute(cfg, src, out, opts)
+	sum, err := simulate.Execute(res, src, out, opts)
 	if bar != nil {
 		bar.close(err == nil)
 	}

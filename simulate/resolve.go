@@ -1,0 +1,196 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// A simulation's settings pass through one pipeline (docs/design.md,
+// section 9): runresult.DefaultConfig, then a config file
+// (runresult.LoadConfig), then the command line's flags, then Resolve,
+// the one step that checks every setting and fills in every default. Its
+// result, a Resolved, is frozen; New builds simulations from it.
+
+// Resolved is a simulation's configuration after Resolve: every setting
+// checked, alone (runresult.Config.Validate) and against the model and
+// the device, and every default filled in (max_model_len, mode, layouts,
+// MoE routing, disaggregated instances, execution mode), with the bundles
+// it names loaded. Nothing changes it after Resolve, so one Resolved
+// builds any number of simulations.
+type Resolved struct {
+	cfg   runresult.Config
+	model *spec.Model
+	// roles are the kinds of engine of the run: one (replicas or the
+	// lockstep DP ranks), or the prefill then the decode instances.
+	roles []role
+	// engines lists every engine of a run in order (replicas, or prefill
+	// then decode instances); the first entry of them receive arrivals.
+	engines []enginePlan
+	entry   int
+	// lockstep: the engines are the DP ranks of an MoE model, stepped
+	// together.
+	lockstep bool
+}
+
+// role is one kind of engine of a run: its layout, memory plan and the
+// settings of its cost model.
+type role struct {
+	layout spec.Layout
+	memory runresult.MemoryReport
+	cost   cost.OpCostConfig
+}
+
+// The lockstep DP ranks price their steps together.
+var _ LockstepCostModel = (*cost.OpCostModel)(nil)
+
+// enginePlan is one engine of a run: its number, role name and the index
+// of its role in Resolved.roles.
+type enginePlan struct {
+	id   int
+	role string
+	kind int
+}
+
+// Config is the configuration with every default resolved, as the run's
+// summary.json and config.yaml record it.
+func (r *Resolved) Config() runresult.Config { return r.cfg }
+
+// Resolve checks cfg against its model and device and resolves its
+// defaults. opts.Predictors and opts.HostPredictors, when set, replace the
+// bundles cfg names (Resolve loads those otherwise); Resolve reads no
+// other field of opts.
+func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := spec.LookupModel(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = m.WithKVCacheDtype(cfg.Engine.KVCacheDtype); err != nil {
+		return nil, err
+	}
+	d, err := spec.LookupDevice(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Layout.Validate(m); err != nil {
+		return nil, err
+	}
+	l := cfg.Layout.Normalize()
+	cfg.Layout = l
+	if cfg.Mode == "" {
+		cfg.Mode = runresult.ModeColocated
+	}
+	e := &cfg.Engine
+	modelMax := m.MaxPosition
+	if modelMax <= 0 {
+		modelMax = math.MaxInt32
+	}
+	switch {
+	case e.MaxModelLen == 0:
+		e.MaxModelLen = spec.ResolveMaxModelLen(m, 0)
+	case e.MaxModelLen > modelMax:
+		return nil, fmt.Errorf("simulate: max_model_len %d exceeds the %d positions of %s", e.MaxModelLen, modelMax, m.Name)
+	}
+	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
+		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)
+	}
+	preds, hostPreds := opts.Predictors, opts.HostPredictors
+	if preds == nil && cfg.Bundle != "" {
+		if preds, err = cost.LoadBundle(cfg.Bundle, m, d); err != nil {
+			return nil, err
+		}
+	}
+	if hostPreds == nil && cfg.HostBundle != "" {
+		if hostPreds, err = cost.LoadHostBundle(cfg.HostBundle, m, d); err != nil {
+			return nil, err
+		}
+	}
+	cfg.MoE.Resolve()
+	var hist *cost.ExpertHistogram
+	if m.IsMoE() && cfg.MoE.Routing == cost.RoutingReplay {
+		if hist, err = cost.ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
+			return nil, err
+		}
+	}
+	// newRole checks one kind of engine and returns it with its execution
+	// mode (which depends on the predictors: the cost model resolves it).
+	newRole := func(l spec.Layout) (role, string, error) {
+		l = l.Normalize()
+		if err := l.Validate(m); err != nil {
+			return role{}, "", err
+		}
+		if l.DP > 1 && !m.IsMoE() {
+			return role{}, "", fmt.Errorf("simulate: layout %s: an instance has DP=1; give the number of instances instead (--prefill-instances, --decode-instances)", l)
+		}
+		mem, err := planMemory(m, l, d, e)
+		if err != nil {
+			return role{}, "", err
+		}
+		cc := cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
+			Calibration: cfg.Calibration, Predictors: preds, BundleName: cfg.Bundle,
+			HostPredictors: hostPreds, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSize(e.MaxCUDAGraphCaptureSize, e.EngineLimits),
+			MoE: cfg.MoE, Histogram: hist}
+		cm, err := cost.NewOpCostModel(cc)
+		if err != nil {
+			return role{}, "", err
+		}
+		return role{layout: l, memory: mem, cost: cc}, cm.ExecutionMode(), nil
+	}
+	r := &Resolved{model: m}
+	if cfg.Mode == runresult.ModeDisaggregated {
+		if l.DP > 1 {
+			return nil, fmt.Errorf("simulate: disaggregated mode with DP=%d: give the instance counts instead (--prefill-instances, --decode-instances)", l.DP)
+		}
+		dc := &cfg.Disaggregation
+		dc.Resolve(l)
+		pre, exec, err := newRole(dc.PrefillLayout)
+		if err != nil {
+			return nil, fmt.Errorf("prefill instances: %w", err)
+		}
+		dec, _, err := newRole(dc.DecodeLayout)
+		if err != nil {
+			return nil, fmt.Errorf("decode instances: %w", err)
+		}
+		e.ExecutionMode = exec
+		r.roles = []role{pre, dec}
+		for i := 0; i < dc.PrefillInstances; i++ {
+			r.engines = append(r.engines, enginePlan{id: i, role: RolePrefill, kind: 0})
+		}
+		for j := 0; j < dc.DecodeInstances; j++ {
+			r.engines = append(r.engines, enginePlan{id: dc.PrefillInstances + j, role: RoleDecode, kind: 1})
+		}
+		r.entry = dc.PrefillInstances
+	} else {
+		if cfg.Disaggregation != (runresult.DisaggregationConfig{}) {
+			return nil, fmt.Errorf("simulate config: disaggregation settings need mode %s", runresult.ModeDisaggregated)
+		}
+		// Data-parallel MoE ranks step in lockstep over one cost model of
+		// the whole layout (lockstep.go); other replicas each have DP=1.
+		one := l
+		if r.lockstep = m.IsMoE() && l.DP > 1; r.lockstep {
+			if err := checkLockstep(cfg, m, l); err != nil {
+				return nil, err
+			}
+		} else {
+			one.DP = 1
+		}
+		rep, exec, err := newRole(one)
+		if err != nil {
+			return nil, err
+		}
+		e.ExecutionMode = exec
+		r.roles = []role{rep}
+		for i := 0; i < l.DP; i++ {
+			r.engines = append(r.engines, enginePlan{id: i, role: RoleReplica})
+		}
+		r.entry = l.DP
+	}
+	r.cfg = cfg
+	return r, nil
+}
