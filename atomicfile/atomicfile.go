@@ -6,7 +6,9 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,7 +90,62 @@ func Write(path string, fill func(w *bufio.Writer) error) error {
 }
 
 // IsTemp reports whether a file name is one of this package's temporary
-// files (left behind only by a killed process).
+// files (left behind only by a killed process): ".BASE.tmp-DIGITS", as
+// Create names them (os.CreateTemp puts decimal digits for the "*").
 func IsTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, tempMarker)
+	i := strings.LastIndex(name, tempMarker)
+	if i < 2 || name[0] != '.' {
+		return false
+	}
+	digits := name[i+len(tempMarker):]
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// RemoveTemps removes the temporary files of output, a folder or a file
+// being written: those beside it named for it (".BASE.tmp-DIGITS") and,
+// when it is a folder, every IsTemp file inside it, however deep. It
+// returns how many it removed. Call it only while no other process writes
+// output (while holding its lock, see package outlock): a temporary file is
+// somebody's unfinished write.
+func RemoveTemps(output string) (int, error) {
+	output = filepath.Clean(output)
+	dir, base := filepath.Split(output)
+	if dir == "" {
+		dir = "."
+	}
+	n := 0
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return n, fmt.Errorf("remove temporary files of %s: %w", output, err)
+	}
+	for _, e := range entries {
+		if name := e.Name(); !e.IsDir() && IsTemp(name) && strings.HasPrefix(name, "."+base+tempMarker) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, fmt.Errorf("remove temporary file %s: %w", filepath.Join(dir, name), err)
+			}
+			n++
+		}
+	}
+	if st, err := os.Stat(output); err != nil || !st.IsDir() {
+		return n, nil
+	}
+	err = filepath.WalkDir(output, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && IsTemp(d.Name()) {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("remove temporary files of %s: %w", output, err)
+	}
+	return n, nil
 }

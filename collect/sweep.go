@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	s.plan, s.shapes = plan, s.o.Shard.Take(plan.Shapes)
 	s.dir = SweepDir(s.o.Out, s.label, s.o.Plan.Model.Name, s.o.Shard)
 	sum := &Summary{Dir: s.dir, Backend: s.o.Backend, Shapes: len(s.shapes)}
-	lock, err := outlock.Take(s.dir, o.Command)
+	lock, err := outlock.FromContext(ctx).Take(s.dir, o.Command)
 	if err != nil {
 		return nil, err
 	}

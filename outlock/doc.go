@@ -5,6 +5,10 @@
 // The kernel releases the lock when its process exits, however it exits, so
 // a lock left by a killed run never blocks the next one.
 //
+// Holding the lock, Take removes the temporary files of the output that a
+// killed run left (package atomicfile names them); Holdings let a run
+// stopped by SIGINT or SIGTERM remove its own before it exits.
+//
 // The lock of an output (folder or file) is .<name>.ftk-lock beside it.
 // The lock file stays after release (removing it would let a third process
 // lock a fresh file while a second still holds the old one); only the lock,

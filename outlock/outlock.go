@@ -8,12 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ftk-dev/ftk/atomicfile"
 )
 
 // Lock is a held output lock.
 type Lock struct {
-	f    *os.File
-	path string
+	f      *os.File
+	path   string
+	output string
+	// StaleTemps is how many temporary files of an earlier, killed run
+	// of this output Take removed.
+	StaleTemps int
+	held       *Holdings
 }
 
 // HeldError is returned when another process holds the lock.
@@ -52,7 +59,18 @@ func Take(output, command string) (*Lock, error) {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", output, err)
 	}
-	return take(filepath.Join(d, "."+filepath.Base(abs)+".ftk-lock"), output, command)
+	l, err := take(filepath.Join(d, "."+filepath.Base(abs)+".ftk-lock"), output, command)
+	if err != nil {
+		return nil, err
+	}
+	// Holding the lock, no other process writes output: its temporary
+	// files are a killed run's.
+	if l.StaleTemps, err = atomicfile.RemoveTemps(abs); err != nil {
+		l.Release()
+		return nil, fmt.Errorf("lock %s: %w", output, err)
+	}
+	l.output = abs
+	return l, nil
 }
 
 func take(lockPath, output, command string) (*Lock, error) {
@@ -89,6 +107,7 @@ func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	l.held.forget(l)
 	terr := l.f.Truncate(0)
 	uerr := unlock(l.f)
 	cerr := l.f.Close()

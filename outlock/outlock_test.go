@@ -102,3 +102,62 @@ func TestHolderProcess(t *testing.T) {
 	}
 	l.Release()
 }
+
+// Take removes the temporary files a killed writer left, but only once it
+// holds the lock: a second writer that fails leaves the holder's alone.
+func TestTakeRemovesStaleTemps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	temp := filepath.Join(dir, ".requests.csv.tmp-123")
+	write := func() {
+		if err := os.WriteFile(temp, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	l, err := Take(dir, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(temp); !errors.Is(err, os.ErrNotExist) || l.StaleTemps != 1 {
+		t.Errorf("Take left the stale temporary file (stat: %v, removed %d)", err, l.StaleTemps)
+	}
+	write() // the holder's own write in progress
+	if _, err := Take(dir, "second"); err == nil {
+		t.Fatal("a second Take succeeded")
+	}
+	if _, err := os.Stat(temp); err != nil {
+		t.Errorf("a failed Take removed the holder's temporary file: %v", err)
+	}
+	// Holdings: Interrupt removes the temporary files of held outputs and
+	// refuses new locks; a released lock is forgotten.
+	l.Release()
+	h := &Holdings{}
+	l2, err := h.Take(dir, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "released")
+	l3, err := h.Take(other, "fourth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3.Release()
+	otherTemp := filepath.Join(filepath.Dir(other), ".released.tmp-9")
+	if err := os.WriteFile(otherTemp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write()
+	if n, err := h.Interrupt(); err != nil || n != 1 {
+		t.Errorf("Interrupt = %d, %v; want 1 file removed", n, err)
+	}
+	if _, err := os.Stat(otherTemp); err != nil {
+		t.Errorf("Interrupt removed a file of a released output: %v", err)
+	}
+	if _, err := h.Take(filepath.Join(t.TempDir(), "x"), "fifth"); err == nil {
+		t.Error("Take after Interrupt succeeded")
+	}
+	l2.Release()
+}

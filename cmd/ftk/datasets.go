@@ -196,7 +196,7 @@ printed.`,
 		Flags: append(append(datasetsGenFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "trace CSV to write (required)"}),
 			capacityFlags()...),
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usageError("datasets make needs one WORKLOAD argument (fixed:PxO, %s or trace:PATH)", strings.Join(datasets.BuiltinNames(), ", "))
 			}
@@ -204,7 +204,7 @@ printed.`,
 			if out == "" {
 				return usageError("datasets make needs -o FILE")
 			}
-			lock, err := lockOutput(out)
+			lock, err := lockOutput(ctx, out)
 			if err != nil {
 				return err
 			}
@@ -329,7 +329,7 @@ Examples:
 				&cli.StringFlag{Name: "tokenizer", Usage: "Hugging Face tokenizer.json for exact token counts"},
 				&cli.BoolFlag{Name: "first-turn", Usage: "only the first human->gpt exchange of each conversation (as vLLM's ShareGPT benchmark)"},
 			},
-			Action: func(_ context.Context, cmd *cli.Command) error {
+			Action: func(ctx context.Context, cmd *cli.Command) error {
 				if cmd.Args().Len() != 1 {
 					return usageError("datasets import sharegpt needs one FILE argument")
 				}
@@ -337,7 +337,7 @@ Examples:
 				if out == "" {
 					return usageError("datasets import sharegpt needs -o FILE")
 				}
-				lock, err := lockOutput(out)
+				lock, err := lockOutput(ctx, out)
 				if err != nil {
 					return err
 				}
@@ -396,7 +396,7 @@ Examples:
 			&cli.StringFlag{Name: "tokenizer", Usage: "vllm-bench: Hugging Face tokenizer.json, for prompts of exact token length"},
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "vllm-bench: seed of the prompt words"},
 		},
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usageError("datasets export needs one TRACE argument (a trace CSV; make one with 'datasets make')")
 			}
@@ -404,7 +404,7 @@ Examples:
 			if out == "" {
 				return usageError("datasets export needs -o FILE")
 			}
-			lock, err := lockOutput(out)
+			lock, err := lockOutput(ctx, out)
 			if err != nil {
 				return err
 			}

@@ -68,7 +68,7 @@ Examples:
 			&cli.IntFlag{Name: "max-model-len", Usage: "coverage: engine maximum model length (0: min(model's maximum, 8192), as simulate)"},
 			&cli.Float64Flag{Name: "gap-ratio", Value: fit.DefaultGapRatio, Usage: "coverage: report neighbouring samples more than this ratio apart as gaps"},
 		}, layoutFlags()...),
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
 			var b *bundle.Bundle
 			var ts *fit.TrainingSet
@@ -87,7 +87,7 @@ Examples:
 				if cmd.String("output") == "" {
 					return usageError("fit needs -o BUNDLE, the model bundle to write")
 				}
-				lock, err := lockOutput(cmd.String("output"))
+				lock, err := lockOutput(ctx, cmd.String("output"))
 				if err != nil {
 					return err
 				}

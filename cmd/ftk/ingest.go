@@ -41,7 +41,7 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "fail if any row is excluded"},
 			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains, then exit"},
 		},
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
 			if dir := cmd.String("summary"); dir != "" {
 				if cmd.Args().Len() > 0 || cmd.String("output") != "" {
@@ -60,7 +60,7 @@ Examples:
 			if dir == "" {
 				return usageError("ingest needs -o DIR, the dataset folder to write")
 			}
-			lock, err := lockOutput(dir)
+			lock, err := lockOutput(ctx, dir)
 			if err != nil {
 				return err
 			}

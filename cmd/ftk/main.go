@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ftk-dev/ftk/outlock"
 
 	"github.com/urfave/cli/v3"
 )
@@ -17,7 +21,30 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
+	os.Exit(runHandlingSignals(os.Args, os.Stdout, os.Stderr))
+}
+
+// runHandlingSignals is run with SIGINT (Ctrl-C) and SIGTERM handled: the
+// temporary files of every output being written are removed, a line on
+// stderr says so, and the process exits 128 + the signal's number (130,
+// 143), as a shell reports a process the signal killed. SIGKILL cannot be
+// handled: the next run of the output removes what it left (see
+// lockOutput).
+func runHandlingSignals(args []string, stdout, stderr io.Writer) int {
+	held := &outlock.Holdings{}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := (<-sig).(syscall.Signal)
+		n, err := held.Interrupt()
+		if err != nil {
+			fmt.Fprintf(stderr, "ftk: stopped by %v; removed %d temporary files of the unfinished outputs, then failed: %v\n", s, n, err)
+		} else {
+			fmt.Fprintf(stderr, "ftk: stopped by %v; removed %d temporary files of the unfinished outputs\n", s, n)
+		}
+		os.Exit(128 + int(s))
+	}()
+	return run(outlock.NewContext(context.Background(), held), args, stdout, stderr)
 }
 
 // run executes the ftk command line and returns the process exit code. Every

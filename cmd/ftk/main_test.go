@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"testing"
 )
@@ -13,7 +12,7 @@ const runAsFTK = "FTK_TEST_RUN_AS_FTK"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsFTK) == "1" {
-		os.Exit(run(context.Background(), append([]string{"ftk"}, os.Args[1:]...), os.Stdout, os.Stderr))
+		os.Exit(runHandlingSignals(append([]string{"ftk"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

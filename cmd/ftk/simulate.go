@@ -244,7 +244,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		opts.Progress = bar.update
 	}
 	out := simulate.Outputs{Dir: cmd.String("output"), ChromeTrace: cmd.String("chrome-trace")}
-	lock, err := lockOutput(out.Dir)
+	lock, err := lockOutput(ctx, out.Dir)
 	if err != nil {
 		return err
 	}

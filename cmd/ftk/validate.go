@@ -102,7 +102,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text, markdown or csv (csv: the per-row table, a blank line, the per-metric table)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "directory for the Markdown and CSV tables and the CDF plots (PNG)"},
 		),
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			format := cmd.String("format")
 			if format != "text" && format != "markdown" && format != "csv" {
 				return usageError("--format %q: want text, markdown or csv", format)
@@ -131,7 +131,7 @@ Examples:
 				return err
 			}
 			if dir := cmd.String("output"); dir != "" {
-				lock, err := lockOutput(dir)
+				lock, err := lockOutput(ctx, dir)
 				if err != nil {
 					return err
 				}
@@ -184,7 +184,7 @@ Examples:
 			&cli.IntFlag{Name: "max-evaluations", Value: 1000, Usage: "most evaluations of the objective per fit (each simulates every fitted run once)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text or csv"},
 		),
-		Action: func(_ context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) error {
 			out, format := cmd.String("output"), cmd.String("format")
 			if out == "" {
 				return usageError("validate calibrate needs -o FILE for the calibration YAML")
@@ -195,7 +195,7 @@ Examples:
 			if n := cmd.Int("max-evaluations"); n < 10 {
 				return usageError("--max-evaluations %d: want at least 10", n)
 			}
-			lock, err := lockOutput(out)
+			lock, err := lockOutput(ctx, out)
 			if err != nil {
 				return err
 			}
