@@ -102,6 +102,10 @@ type Metrics struct {
 	// in use at once.
 	PeakKVUsage float64 `json:"peak_kv_usage"`
 	Steps       int64   `json:"steps"`
+	// Overload, when set, says that the offered load exceeded what the
+	// engines serve: the waiting queue grew through the arrivals, so the
+	// latencies grow with the run's length.
+	Overload *Overload `json:"overload,omitempty"`
 	// KVTransfer summarises the KV-cache transfers of a disaggregated run.
 	KVTransfer *KVTransferStats `json:"kv_transfer,omitempty"`
 	// PrefixCache is the prefix cache's lookups, over every engine.
@@ -117,4 +121,15 @@ type KVTransferStats struct {
 	TransferMs Stats   `json:"transfer_ms"`
 	WaitMs     Stats   `json:"wait_ms"`
 	MeanBytes  float64 `json:"mean_bytes"`
+}
+
+// Overload describes a run whose queue grew without bound: the mean number
+// of requests in the system (waiting or running) over the second and the
+// last quarter of the arrivals, the offered rate (arrivals per second over
+// the arrival window) and the completed rate (over the makespan).
+type Overload struct {
+	InSystemSecondQuarter float64 `json:"in_system_second_quarter"`
+	InSystemLastQuarter   float64 `json:"in_system_last_quarter"`
+	OfferedRatePerS       float64 `json:"offered_rate_per_s"`
+	CompletedRatePerS     float64 `json:"completed_rate_per_s"`
 }

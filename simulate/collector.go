@@ -42,6 +42,7 @@ type collector struct {
 	areaReqS     float64
 	lastChangeS  float64
 	peakInSystem int
+	queue        queueTrend
 }
 
 func newCollector(sink RequestSink) *collector {
@@ -71,6 +72,7 @@ func (c *collector) arrive(q *spec.Request, maxModelLen int) bool {
 	c.advance(q.ArrivalS)
 	c.inSystem++
 	c.peakInSystem = max(c.peakInSystem, c.inSystem)
+	c.queue.add(q.ArrivalS, c.inSystem)
 	return true
 }
 
@@ -119,5 +121,6 @@ func (c *collector) metrics() runresult.Metrics {
 		m.TotalTokenThroughputPerS = float64(c.outputTokens+c.promptTokens) / m.MakespanS
 		m.MeanConcurrency = c.areaReqS / m.MakespanS
 	}
+	m.Overload = c.queue.overload(c.completed, m.MakespanS)
 	return m
 }
