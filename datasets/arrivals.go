@@ -122,3 +122,52 @@ func gammaVariate(r *rand.Rand, shape float64) float64 {
 		}
 	}
 }
+
+// ArrivalChoice is what a user asked of the arrivals: PickArrivals turns
+// it into an arrival process for a workload.
+type ArrivalChoice struct {
+	// Kind names the process ("" to pick one; "none" for ArrivalsNone).
+	Kind string
+	// RateRPS is the rate asked for; HasRate says whether one was asked
+	// (a command line may ask for rate 0).
+	RateRPS float64
+	HasRate bool
+	// Stages, when given, are rate stages (ParseStages).
+	Stages []RateStage
+	// CV, when HasCV, is the gamma arrivals' coefficient of variation.
+	CV    float64
+	HasCV bool
+	// ReplayRecorded: without a rate, a workload with recorded arrival
+	// times (a built-in one sampled from a real trace) replays them
+	// ('ftk datasets make'); without it, its requests all arrive at time
+	// zero ('ftk simulate').
+	ReplayRecorded bool
+}
+
+// PickArrivals is ftk's one rule for the arrival process of a workload
+// when none is named: rate stages when given; gamma when a CV is given; a
+// trace file with recorded times replays them (rescaled to the rate, if
+// any); a rate gives Poisson arrivals; otherwise recorded times are
+// replayed under ReplayRecorded, and every request arrives at time zero
+// (ArrivalsNone) when there are none to replay.
+func PickArrivals(w Workload, c ArrivalChoice) Arrivals {
+	kind := c.Kind
+	switch {
+	case kind == "none":
+		kind = ArrivalsNone
+	case kind != "":
+	case len(c.Stages) > 0:
+		kind = ArrivalsStages
+	case c.HasCV:
+		kind = ArrivalsGamma
+	case w.Kind == KindTrace && w.HasArrivals():
+		kind = ArrivalsReplay // rescaled to the rate, if any
+	case c.HasRate:
+		kind = ArrivalsPoisson
+	case c.ReplayRecorded && w.HasArrivals():
+		kind = ArrivalsReplay
+	default:
+		kind = ArrivalsNone
+	}
+	return Arrivals{Kind: kind, RateRPS: c.RateRPS, CV: c.CV, Stages: c.Stages}
+}

@@ -9,7 +9,8 @@ import (
 
 // QueueProbe runs a serving system at an arrival rate and reports whether
 // its waiting queue stays bounded (see QueueBounded for the definition).
-// Package simulate implements it; datasets does not depend on simulate.
+// search.NewCapacityProbe implements it with package simulate; datasets
+// does not depend on simulate.
 type QueueProbe interface {
 	Bounded(rateRPS float64) (bool, error)
 }

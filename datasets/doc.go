@@ -18,7 +18,7 @@
 //
 // Load: RateForLoad turns a fraction of a measured capacity into a rate;
 // SearchCapacity and FindCapacity find a capacity by bisection over a
-// QueueProbe (implemented with package simulate by the command line),
+// QueueProbe (search.NewCapacityProbe simulates one),
 // using QueueBounded as the definition of a stable system.
 //
 // Imports and exports: ImportShareGPT reads the public ShareGPT JSON, with

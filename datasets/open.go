@@ -68,19 +68,13 @@ func (r RunArrivals) Open() (RequestStream, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	a := Arrivals{Kind: ArrivalsPoisson, RateRPS: r.RatePerS}
-	switch {
-	case r.Stages != "":
-		st, err := ParseStages(r.Stages)
-		if err != nil {
+	c := ArrivalChoice{RateRPS: r.RatePerS, HasRate: r.RatePerS != 0}
+	if r.Stages != "" {
+		if c.Stages, err = ParseStages(r.Stages); err != nil {
 			return nil, 0, fmt.Errorf("simulate workload: %w", err)
 		}
-		a = Arrivals{Kind: ArrivalsStages, Stages: st}
-	case wl.Kind == KindTrace && wl.HasArrivals():
-		a.Kind = ArrivalsReplay
-	case r.RatePerS == 0:
-		a.Kind = ArrivalsNone
 	}
+	a := PickArrivals(wl, c)
 	if r.Clients > 0 {
 		c, err := NewClients(wl, a, r.Clients, r.N, r.ThinkS, r.Seed)
 		if err != nil {

@@ -28,8 +28,9 @@ type Probe struct {
 }
 
 // workload is the search's arrivals: a parsed workload replayed at any rate
-// the way simulate.OpenSource replays runresult.WorkloadConfig, so that a
-// candidate's config.yaml reruns its probe exactly.
+// the way datasets.RunArrivals opens runresult.WorkloadConfig (by
+// datasets.PickArrivals), so that a candidate's config.yaml reruns its
+// probe exactly.
 type workload struct {
 	cfg runresult.WorkloadConfig
 	w   datasets.Workload
@@ -64,13 +65,10 @@ func newWorkload(cfg runresult.WorkloadConfig) (*workload, error) {
 	return wl, nil
 }
 
-// source is the arrivals at rateRPS: a trace's recorded arrivals scaled to
-// the rate, or Poisson arrivals (simulate.OpenSource's rule).
+// source is the arrivals at rateRPS (> 0): a trace's recorded arrivals
+// scaled to the rate, or Poisson arrivals (datasets.PickArrivals).
 func (wl *workload) source(rateRPS float64) (*datasets.Source, error) {
-	a := datasets.Arrivals{Kind: datasets.ArrivalsPoisson, RateRPS: rateRPS}
-	if wl.w.Kind == datasets.KindTrace && wl.w.HasArrivals() {
-		a.Kind = datasets.ArrivalsReplay
-	}
+	a := datasets.PickArrivals(wl.w, datasets.ArrivalChoice{RateRPS: rateRPS, HasRate: true})
 	return datasets.NewSource(wl.w, a, wl.cfg.NumRequests, wl.cfg.Seed)
 }
 

@@ -130,29 +130,17 @@ func datasetsGenFrom(cmd *cli.Command, w datasets.Workload) (datasetsGen, error)
 	case cmd.IsSet("rate"):
 		g.rateMsg = fmt.Sprintf("rate %.6g req/s", rate)
 	}
-	kind := cmd.String("arrivals")
-	hasRate := cmd.IsSet("rate") || cmd.IsSet("load")
-	switch {
-	case kind == "none":
-		kind = datasets.ArrivalsNone
-	case kind != "":
-	case cmd.IsSet("stages"):
-		kind = datasets.ArrivalsStages
-	case cmd.IsSet("cv"):
-		kind = datasets.ArrivalsGamma
-	case hasRate && !(w.Kind == datasets.KindTrace && w.HasArrivals()):
-		kind = datasets.ArrivalsPoisson
-	case w.HasArrivals():
-		kind = datasets.ArrivalsReplay // rescaled to the rate, if any
-	}
-	g.a = datasets.Arrivals{Kind: kind, RateRPS: rate, CV: cmd.Float("cv")}
+	c := datasets.ArrivalChoice{Kind: cmd.String("arrivals"), RateRPS: rate, HasRate: cmd.IsSet("rate") || cmd.IsSet("load"),
+		CV: cmd.Float("cv"), HasCV: cmd.IsSet("cv"), ReplayRecorded: true}
 	if cmd.IsSet("stages") {
 		st, err := datasets.ParseStages(cmd.String("stages"))
 		if err != nil {
 			return g, usageError("--stages: %v", err)
 		}
-		g.a.Stages = st
+		c.Stages = st
 	}
+	g.a = datasets.PickArrivals(w, c)
+	kind := g.a.Kind
 	if kind == datasets.ArrivalsGamma && !cmd.IsSet("cv") {
 		return g, usageError("--arrivals gamma needs --cv (1 = Poisson, > 1 bursty)")
 	}

@@ -5,14 +5,14 @@ import (
 
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
-	"github.com/ftk-dev/ftk/simulate"
+	"github.com/ftk-dev/ftk/search"
 	"github.com/urfave/cli/v3"
 )
 
 // Simulated capacity search for 'datasets make --load' without a pilot
-// throughput: package simulate runs the workload at Poisson rates, and
-// datasets.FindCapacity bisects for the highest rate whose waiting queue
-// stays bounded (datasets.QueueBounded).
+// throughput: search.Capacity simulates the workload at Poisson rates and
+// bisects for the highest rate whose waiting queue stays bounded
+// (datasets.QueueBounded).
 
 // capacityFlags name the simulated system.
 func capacityFlags() []cli.Flag {
@@ -43,55 +43,11 @@ func simulatedCapacity(cmd *cli.Command, w datasets.Workload, seed uint64) (floa
 	if w.Kind == datasets.KindTrace && n > len(w.Requests()) {
 		n = len(w.Requests())
 	}
-	p := &capacityProbe{cfg: cfg, w: w, n: n, seed: seed}
-	capRPS, probes, err := datasets.FindCapacity(p, capacityStartRPS, capacityTol)
+	capRPS, probes, err := search.Capacity(cfg, w, n, seed, capacityStartRPS, capacityTol)
 	if err != nil {
 		return 0, "", fmt.Errorf("simulated capacity of %s on %s %s: %w", cfg.Model, cfg.Device, cfg.Layout, err)
 	}
 	how := fmt.Sprintf("capacity %.6g req/s: highest Poisson rate whose queue stays bounded, simulated (%s on %s, %s, %d requests per probe, %d probes, roofline cost model)",
 		capRPS, cfg.Model, cfg.Device, cfg.Layout, n, probes)
 	return capRPS, how, nil
-}
-
-// capacityProbe is a datasets.QueueProbe that simulates the workload at a rate.
-type capacityProbe struct {
-	cfg  runresult.Config
-	w    datasets.Workload
-	n    int
-	seed uint64
-}
-
-// Bounded runs n requests at rateRPS and applies datasets.QueueBounded to
-// the number of earlier requests still waiting for their first token at
-// each arrival.
-func (p *capacityProbe) Bounded(rateRPS float64) (bool, error) {
-	src, err := datasets.NewSource(p.w, datasets.Arrivals{Kind: datasets.ArrivalsPoisson, RateRPS: rateRPS}, p.n, p.seed)
-	if err != nil {
-		return false, err
-	}
-	sink := &capacitySink{arrivalS: make([]float64, src.Len()), firstS: make([]float64, src.Len())}
-	sim, err := simulate.New(p.cfg, simulate.Options{Requests: sink})
-	if err != nil {
-		return false, err
-	}
-	if _, err := sim.Run(src); err != nil {
-		return false, err
-	}
-	waiting, err := datasets.WaitingAtArrivals(sink.arrivalS, sink.firstS)
-	if err != nil {
-		return false, err
-	}
-	return datasets.QueueBounded(waiting), nil
-}
-
-// capacitySink records each request's arrival and first-token times by
-// request ID.
-type capacitySink struct{ arrivalS, firstS []float64 }
-
-func (s *capacitySink) WriteRequest(m *runresult.RequestMetrics) error {
-	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
-		return fmt.Errorf("capacity probe: request id %d out of range", m.RequestID)
-	}
-	s.arrivalS[m.RequestID], s.firstS[m.RequestID] = m.ArrivalS, m.FirstTokenS
-	return nil
 }

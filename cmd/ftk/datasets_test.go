@@ -14,6 +14,7 @@ import (
 
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/search"
 )
 
 // datasetsShared is ../shared seen from cmd/ftk.
@@ -263,7 +264,7 @@ func TestDatasetsLoadFromSimulatedCapacity(t *testing.T) {
 	}
 	cfg := runresult.DefaultConfig()
 	cfg.Model, cfg.Device = "llama-3.1-8b", "h100"
-	p := &capacityProbe{cfg: cfg, w: w, n: 1000, seed: 1}
+	p := search.NewCapacityProbe(cfg, w, 1000, 1)
 	for _, tc := range []struct {
 		factor float64
 		want   bool
