@@ -7,8 +7,11 @@ import (
 
 // TestExitCodes checks the documented exit codes: 2 for every command-line
 // mistake (unknown command or flag, unparsable value), one line on stderr in
-// ftk's words, and 3 for nothing but a coverage gap.
+// ftk's words, and 3 for nothing but a coverage gap. A name outside its
+// set (a device, model, router, execution mode) is a usage error like an
+// unparsable number.
 func TestExitCodes(t *testing.T) {
+	t.Chdir(t.TempDir()) // a command that gets past its flags writes nothing here
 	for _, c := range []struct {
 		args []string
 		code int
@@ -31,7 +34,23 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"collect", "linear", "--shape-timeout", "x"}, exitUsage, "want a duration"},
 		{[]string{"ingest", "-o"}, exitUsage, "ingest: -o needs a value"},
 		{[]string{"ingest"}, exitUsage, "ingest needs at least one PATH"},
-		{[]string{"devices", "show", "bogus"}, exitRuntime, `unknown device "bogus"`},
+		{[]string{"devices", "show", "bogus"}, exitUsage, `unknown device "bogus"`},
+		{[]string{"models", "show", "bogus"}, exitUsage, `unknown model "bogus"`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--device", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --device: want a catalog device`},
+		{[]string{"simulate", "--model", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --model: want a catalog model`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--router", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --router: want round-robin or least-loaded`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--execution-mode", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --execution-mode: want eager, cuda-graph or piecewise`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--mode", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --mode: want colocated or disaggregated`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--kv-cache-dtype", "int3", "--workload", "fixed:8x8"}, exitUsage, `for --kv-cache-dtype: want auto`},
+		{[]string{"simulate", "--model", "qwen3-30b-a3b", "--moe-routing", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --moe-routing: want skewed`},
+		{[]string{"simulate", "--model", "qwen3-30b-a3b", "--all2all-backend", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --all2all-backend: want naive`},
+		{[]string{"collect", "linear", "--model", "llama-3.1-8b", "--backend", "gpu"}, exitUsage, `for --backend: want auto, synthetic or torch`},
+		{[]string{"collect", "linear", "--model", "bogus"}, exitUsage, `for --model: want a catalog model`},
+		{[]string{"fit", "x", "-o", "y", "--model", "bogus"}, exitUsage, `fit: invalid value "bogus" for --model`},
+		{[]string{"search", "--model", "bogus"}, exitUsage, `search: invalid value "bogus" for --model`},
+		{[]string{"models", "ops", "llama-3.1-8b", "--device", "bogus"}, exitUsage, `for --device: want a catalog device`},
+		{[]string{"datasets", "make", "fixed:8x8", "--device", "bogus", "-o", "x"}, exitUsage, `for --device: want a catalog device`},
+		{[]string{"simulate", "--model", "no/such/config.json", "--workload", "fixed:8x8", "--num-requests", "1"}, exitRuntime, "no/such/config.json"},
 		{[]string{"models"}, exitOK, ""},
 		{[]string{"version"}, exitOK, ""},
 	} {

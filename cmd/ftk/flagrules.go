@@ -23,7 +23,8 @@ var atLeastOne = map[string]bool{
 }
 
 // applyFlagRules gives every flag of cmd the shared rules: counts of
-// atLeastOne refuse values below 1, and a flag whose usage text states its
+// atLeastOne refuse values below 1, names of namedValues refuse names
+// outside their set, and a flag whose usage text states its
 // own default (because 0 means "derived") does not print the library's
 // "(default: 0)" beside it.
 func applyFlagRules(cmd *cli.Command) {
@@ -51,6 +52,7 @@ func applyFlagRules(cmd *cli.Command) {
 		case *cli.Uint64Flag:
 			hideOwnDefault(&f.HideDefault, f.Usage)
 		case *cli.StringFlag:
+			applyNamedValue(f)
 			hideOwnDefault(&f.HideDefault, f.Usage)
 		case *cli.StringSliceFlag:
 			hideOwnDefault(&f.HideDefault, f.Usage)

@@ -36,8 +36,8 @@ Examples:
   ftk ingest --summary runs/h800`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "dataset folder to write (created; an existing one must hold a dataset)"},
-			&cli.StringFlag{Name: "device", Usage: "label every input with this device (catalog name or alias)"},
-			&cli.StringFlag{Name: "model", Usage: "label every model-specific input with this model"},
+			&cli.StringFlag{Name: "device", Usage: "label every input with this device (catalog name or alias)", Validator: freeLabel},
+			&cli.StringFlag{Name: "model", Usage: "label every model-specific input with this model", Validator: freeLabel},
 			&cli.BoolFlag{Name: "strict", Usage: "fail if any row is excluded"},
 			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains, then exit"},
 		},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -28,6 +29,9 @@ func modelAndLayout(cmd *cli.Command) (*spec.Model, spec.Layout, error) {
 		return nil, spec.Layout{}, usageError("%s needs one MODEL argument (a catalog name or a config.json path); see 'ftk models list'", cmd.FullName())
 	}
 	m, err := spec.LookupModel(cmd.Args().First())
+	if errors.Is(err, spec.ErrUnknownModel) {
+		return nil, spec.Layout{}, usageError("%v", err)
+	}
 	if err != nil {
 		return nil, spec.Layout{}, err
 	}
@@ -214,7 +218,7 @@ func devicesCommand() *cli.Command {
 					}
 					d, err := spec.LookupDevice(cmd.Args().First())
 					if err != nil {
-						return err
+						return usageError("%v", err)
 					}
 					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintf(w, "name\t%s (%s)\n", d.Name, d.Description)

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ftk-dev/ftk/collect"
+	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/spec"
+	"github.com/urfave/cli/v3"
+)
+
+// namedValues are the flags whose value must be one of a known set of
+// names (a catalog device or model, a router, an execution mode): a value
+// outside it is a usage error (exit 2) when the flags are parsed, naming
+// the flag and the names it takes, the same in every command. A flag that
+// takes a free label under the same name (ingest --device) sets its own
+// Validator, which applyFlagRules leaves alone.
+var namedValues = map[string]func(string) error{
+	"device": func(v string) error {
+		if _, err := spec.LookupDevice(v); err != nil {
+			return fmt.Errorf("want a catalog device (see 'ftk devices list'): %s", strings.Join(spec.DeviceNames(), ", "))
+		}
+		return nil
+	},
+	// A model is a catalog name or a config.json path; a path that cannot
+	// be read is an input error reported by the command (exit 1).
+	"model": func(v string) error {
+		if _, err := spec.LookupModel(v); errors.Is(err, spec.ErrUnknownModel) {
+			return fmt.Errorf("want a catalog model (see 'ftk models list') or a config.json path")
+		}
+		return nil
+	},
+	"router":          oneOf(runresult.RouterRoundRobin, runresult.RouterLeastLoaded),
+	"mode":            oneOf(runresult.ModeColocated, runresult.ModeDisaggregated),
+	"execution-mode":  oneOf(cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise),
+	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
+	"all2all-backend": oneOf(spec.All2AllBackends()...),
+	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
+	"kv-cache-dtype": func(v string) error {
+		if _, err := spec.KVCacheBytes(v); err != nil {
+			return fmt.Errorf("want auto, bfloat16, fp8, fp8_e4m3 or fp8_e5m2")
+		}
+		return nil
+	},
+}
+
+// oneOf accepts exactly the names given.
+func oneOf(names ...string) func(string) error {
+	return func(v string) error {
+		if slices.Contains(names, v) {
+			return nil
+		}
+		return fmt.Errorf("want %s", orList(names))
+	}
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// applyNamedValue gives a string flag of namedValues its check.
+func applyNamedValue(f *cli.StringFlag) {
+	if check, ok := namedValues[f.Name]; ok && f.Validator == nil {
+		f.Validator = check
+	}
+}
+
+// freeLabel is the Validator of a flag that takes any non-empty name
+// under a name of namedValues (ingest --device labels inputs with devices
+// outside the catalog too).
+func freeLabel(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("want a non-empty name")
+	}
+	return nil
+}
