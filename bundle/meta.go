@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"
@@ -22,6 +22,10 @@ type Meta struct {
 	Device        string `json:"device"`
 	Model         string `json:"model"`
 	Measurement   string `json:"measurement_type"`
+	// ProfilingBackends are where the training rows' timings came from
+	// (spec.Profile*: synthetic, torch-cpu, gpu), sorted: a bundle fitted
+	// on synthetic rows predicts the roofline device model, not a GPU.
+	ProfilingBackends []string `json:"profiling_backends"`
 	// DataChecksum identifies the training data (the profile dataset's
 	// checksum).
 	DataChecksum string `json:"training_data_checksum"`

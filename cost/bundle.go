@@ -27,6 +27,12 @@ func (p bundlePredictors) Predictor(k spec.OpKey) (OpPredictor, bool) {
 // Keys implements PredictorSet.
 func (p bundlePredictors) Keys() []spec.OpKey { return p.b.Keys() }
 
+// Provenance implements provenanced: the bundle's profiled device and
+// profiling backends.
+func (p bundlePredictors) Provenance() (device string, backends []string) {
+	return p.b.Device(), p.b.Meta().ProfilingBackends
+}
+
 // LoadBundle opens the fit model bundle at path for a simulation of model
 // on device, refusing a bundle fitted for another device or model.
 func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {

@@ -36,6 +36,9 @@ type KeyMatch struct {
 // CostModelReport describes the cost model of a run and how it answered.
 type CostModelReport struct {
 	Label string `json:"label"`
+	// Profiles says where the op times come from: the profiles the bundle
+	// was fitted on, or none (the built-in roofline).
+	Profiles Profiles `json:"profiles"`
 	// Measurement is the measurement type of every op time of the run.
 	Measurement string `json:"measurement_type"`
 	// ExecutionMode is eager, cuda-graph or piecewise; MaxCaptureSize the
@@ -86,7 +89,7 @@ type MoEReport struct {
 
 // Report describes the model and the fallbacks and extrapolations so far.
 func (cm *OpCostModel) Report() CostModelReport {
-	r := CostModelReport{Label: cm.label, Measurement: cm.measurement, ExecutionMode: cm.exec,
+	r := CostModelReport{Label: cm.label, Profiles: cm.profiles, Measurement: cm.measurement, ExecutionMode: cm.exec,
 		IssueNote: cm.issueNote, IssueCosts: cm.issue.costs, HostSource: cm.host.source, HostNote: cm.host.note, GatingContexts: cm.gating}
 	if cm.host.source == HostFromCalibration {
 		r.HostMsPerStep = cm.host.calibratedMs

@@ -66,6 +66,7 @@ type OpCostModel struct {
 	stages      []stageModel
 	predictors  bool
 	label       string
+	profiles    Profiles
 	allToAll    bool
 	// exchange describes the EP dispatch and combine of a data-parallel
 	// layout (its token counts are set per step).
@@ -130,8 +131,10 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	if c.Predictors != nil {
 		cm.measurement = bundleMeasurement(c.Predictors)
 		cm.label = fmt.Sprintf("bundle %s (%s predictors; roofline for ops it lacks)", c.BundleName, cm.measurement)
+		cm.profiles = profilesOf(c.Predictors)
 	} else {
 		cm.label = fmt.Sprintf("roofline: built-in %s device model (not measured)", c.Device.Name)
+		cm.profiles = rooflineProfiles(c.Device.Name)
 	}
 	var err error
 	if cm.exec, err = resolveExecutionMode(c.ExecutionMode, cm.measurement); err != nil {

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the dataset layout (Arrow columns and
 // manifest). Load refuses other versions.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ManifestKind identifies a profile dataset manifest.
 const ManifestKind = "ftk-profile-dataset"
@@ -58,6 +58,10 @@ type Manifest struct {
 	Model        string   `json:"model"`
 	Models       []string `json:"models"`
 	Measurements []string `json:"measurements"`
+	// Backends are the profiling backends of the inputs (spec.Profile*:
+	// synthetic, torch-cpu, gpu), sorted: whether the timings were
+	// measured, and where.
+	Backends     []string `json:"profiling_backends"`
 	Samples      int      `json:"samples"`
 	ExcludedRows int      `json:"excluded_rows"`
 	// DuplicateRows counts exact duplicate rows dropped (Input.DuplicateRows
@@ -101,9 +105,14 @@ type Input struct {
 	DeviceFrom           string `json:"device_from"`
 	Model                string `json:"model"`
 	ModelFrom            string `json:"model_from"`
-	Shard                string `json:"shard,omitempty"`
-	RowsIn               int    `json:"rows_in"`  // data records in the file
-	RowsOut              int    `json:"rows_out"` // records that gave at least one sample
+	// Backend is the input's profiling backend (spec.Profile*) and
+	// BackendFrom what says so: its profiling_backend column, its
+	// ftk-collect.yaml, or the rule for files that name none.
+	Backend     string `json:"profiling_backend"`
+	BackendFrom string `json:"profiling_backend_from"`
+	Shard       string `json:"shard,omitempty"`
+	RowsIn      int    `json:"rows_in"`  // data records in the file
+	RowsOut     int    `json:"rows_out"` // records that gave at least one sample
 	// DuplicateRows counts records dropped because an earlier record of the
 	// file has exactly the same cells (a sweep appended twice);
 	// DuplicateLines lists the first of them.

@@ -120,7 +120,8 @@ func WriteSummary(w io.Writer, dir string, d *Dataset) error {
 	if models == "" {
 		models = "-"
 	}
-	fmt.Fprintf(w, "dataset %s: device %s, models %s, measurement %s\n", dir, m.Device, models, strings.Join(m.Measurements, ", "))
+	fmt.Fprintf(w, "dataset %s: device %s, models %s, measurement %s, profiling backend %s\n",
+		dir, m.Device, models, strings.Join(m.Measurements, ", "), strings.Join(m.Backends, ", "))
 	fmt.Fprintf(w, "%s in %s from %s (schema %d); %s\n",
 		Plural(m.Samples, "sample"), Plural(len(m.Files), "Arrow file"), Plural(len(m.Inputs), "input"), m.SchemaVersion, m.Counts())
 	fmt.Fprintf(w, "checksum sha256:%s\n\n", d.Checksum())

@@ -50,31 +50,10 @@ var (
 // Open opens the arrivals (see OpenRun). With Clients the stream is a
 // *Clients, which the simulator tells of every completion.
 func (r RunArrivals) Open() (RequestStream, int, error) {
-	switch {
-	case r.Trace == "" && r.Workload == "":
-		return nil, 0, ErrNoArrivals
-	case r.Trace != "" && r.Workload != "":
-		return nil, 0, ErrTraceAndWorkload
-	case r.Stages != "" && r.RatePerS != 0:
-		return nil, 0, fmt.Errorf("simulate workload: give a rate or rate stages, not both")
-	case r.ThinkS != 0 && r.Clients == 0:
-		return nil, 0, fmt.Errorf("simulate workload: a think time needs closed-loop clients (--clients N)")
-	}
-	name := r.Workload
-	if r.Trace != "" {
-		name = "trace:" + r.Trace
-	}
-	wl, err := ParseWorkload(name)
+	wl, a, err := r.process()
 	if err != nil {
 		return nil, 0, err
 	}
-	c := ArrivalChoice{RateRPS: r.RatePerS, HasRate: r.RatePerS != 0}
-	if r.Stages != "" {
-		if c.Stages, err = ParseStages(r.Stages); err != nil {
-			return nil, 0, fmt.Errorf("simulate workload: %w", err)
-		}
-	}
-	a := PickArrivals(wl, c)
 	if r.Clients > 0 {
 		c, err := NewClients(wl, a, r.Clients, r.N, r.ThinkS, r.Seed)
 		if err != nil {
@@ -91,6 +70,65 @@ func (r RunArrivals) Open() (RequestStream, int, error) {
 	}
 	return src, src.Len(), nil
 }
+
+// process parses the workload and picks the arrival process Open uses.
+func (r RunArrivals) process() (Workload, Arrivals, error) {
+	switch {
+	case r.Trace == "" && r.Workload == "":
+		return Workload{}, Arrivals{}, ErrNoArrivals
+	case r.Trace != "" && r.Workload != "":
+		return Workload{}, Arrivals{}, ErrTraceAndWorkload
+	case r.Stages != "" && r.RatePerS != 0:
+		return Workload{}, Arrivals{}, fmt.Errorf("simulate workload: give a rate or rate stages, not both")
+	case r.ThinkS != 0 && r.Clients == 0:
+		return Workload{}, Arrivals{}, fmt.Errorf("simulate workload: a think time needs closed-loop clients (--clients N)")
+	}
+	name := r.Workload
+	if r.Trace != "" {
+		name = "trace:" + r.Trace
+	}
+	wl, err := ParseWorkload(name)
+	if err != nil {
+		return Workload{}, Arrivals{}, err
+	}
+	c := ArrivalChoice{RateRPS: r.RatePerS, HasRate: r.RatePerS != 0}
+	if r.Stages != "" {
+		if c.Stages, err = ParseStages(r.Stages); err != nil {
+			return Workload{}, Arrivals{}, fmt.Errorf("simulate workload: %w", err)
+		}
+	}
+	return wl, PickArrivals(wl, c), nil
+}
+
+// Describe says how the requests of Open arrive, as simulate's summary
+// prints it: "poisson 4 req/s", "replay (the trace's recorded times)",
+// "all at t=0 (no rate: an offline batch, as vllm bench serve
+// --request-rate inf)", or the closed loop of --clients.
+func (r RunArrivals) Describe() (string, error) {
+	_, a, err := r.process()
+	if err != nil {
+		return "", err
+	}
+	var d string
+	switch {
+	case a.Kind == ArrivalsNone && r.Clients > 0:
+		d = "back to back"
+	case a.Kind == ArrivalsNone:
+		d = AllAtZero
+	case a.Kind == ArrivalsReplay && a.RateRPS == 0:
+		d = "replay (the trace's recorded times)"
+	default:
+		d = a.String()
+	}
+	if r.Clients > 0 {
+		d = fmt.Sprintf("closed loop: %d clients, think time %g s, session starts %s", r.Clients, r.ThinkS, d)
+	}
+	return d, nil
+}
+
+// AllAtZero is Describe's words for arrivals without a rate or recorded
+// times: every request at time zero.
+const AllAtZero = "all at t=0 (no rate: an offline batch, as vllm bench serve --request-rate inf)"
 
 // RequestStream yields requests in arrival order; Err reports a failure
 // that ended the stream early.

@@ -27,9 +27,17 @@ func FromDataset(ds *dataset.Dataset, measurement string) (*TrainingSet, error) 
 	ts := &TrainingSet{Device: ds.Manifest.Device, Model: ds.Manifest.Model, Measurement: measurement, Checksum: "sha256:" + ds.Checksum()}
 	byKey := map[spec.OpKey]int{}
 	models := map[string]bool{}
+	backendOf := map[string]string{} // input path -> its profiling backend
+	for _, in := range ds.Manifest.Inputs {
+		backendOf[in.Path] = in.Backend
+	}
+	backends := map[string]bool{}
 	for _, s := range ds.Samples {
 		if s.Key.Measurement != measurement {
 			continue
+		}
+		if b := backendOf[s.Source]; b != "" {
+			backends[b] = true
 		}
 		if !(s.MedianMs >= 0) || math.IsInf(s.MedianMs, 0) {
 			return nil, fmt.Errorf("fit: %s line %d: %s median %v ms is not a time", s.Source, s.Line, s.Key, s.MedianMs)
@@ -59,6 +67,10 @@ func FromDataset(ds *dataset.Dataset, measurement string) (*TrainingSet, error) 
 		slices.Sort(names)
 		return nil, fmt.Errorf("fit: the dataset mixes models %s; a bundle holds one model (ingest one model's profiles)", strings.Join(names, ", "))
 	}
+	for b := range backends {
+		ts.Backends = append(ts.Backends, b)
+	}
+	slices.Sort(ts.Backends)
 	ts.sortOps()
 	return ts, nil
 }

@@ -41,6 +41,9 @@ type TrainingSet struct {
 	// Checksum identifies the training data (the profile dataset's
 	// checksum when it came from one).
 	Checksum string
+	// Backends are the profiling backends of the rows (spec.Profile*:
+	// synthetic, torch-cpu, gpu), sorted; the bundle records them.
+	Backends []string
 	Ops      []OpRows
 }
 

@@ -114,6 +114,9 @@ func read(paths []string, opt Options) (*build, error) {
 		if in.Family == string(spec.FamilyCollective) {
 			in.Model, in.ModelFrom = "", ""
 		}
+		if err := profilingBackend(&in, p, tab, org); err != nil {
+			return nil, err
+		}
 		if in.Device == "" {
 			return nil, &RowError{Path: f, Msg: fmt.Sprintf("cannot tell the device: no --device flag, no YAML with a device: key beside it, and no device name (%s) in its path", strings.Join(spec.DeviceNames(), ", "))}
 		}
@@ -133,6 +136,7 @@ func read(paths []string, opt Options) (*build, error) {
 	}
 	b := assemble(inputs, all, tab)
 	b.m.IdenticalFiles = identical
+	b.m.Backends = backends(inputs)
 	b.bytes = total
 	return b, nil
 }

@@ -63,8 +63,8 @@ func WriteReport(w io.Writer, dir string, m *dataset.Manifest) {
 	for _, f := range m.IdenticalFiles {
 		fmt.Fprintf(w, "%s: skipped, the same bytes as %s (sha256 %.12s...)\n", f.Path, f.SameAs, f.SHA256)
 	}
-	fmt.Fprintf(w, "wrote %s: device %s, %s in %s; %s\n",
-		dir, m.Device, dataset.Plural(m.Samples, "sample"), dataset.Plural(len(m.Files), "Arrow file"), m.Counts())
+	fmt.Fprintf(w, "wrote %s: device %s, %s profiles, %s in %s; %s\n",
+		dir, m.Device, strings.Join(m.Backends, "+"), dataset.Plural(m.Samples, "sample"), dataset.Plural(len(m.Files), "Arrow file"), m.Counts())
 	fmt.Fprintf(w, "(a sample is one timed operator of a row; checksum sha256:%s)\n", m.Checksum())
 }
 

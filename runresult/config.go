@@ -102,6 +102,15 @@ type WorkloadConfig struct {
 	ThinkS float64 `json:"think_s,omitempty" yaml:"think_s,omitempty"`
 }
 
+// Source names what the workload replays or generates: "trace PATH" or
+// "NAME (generated)".
+func (w *WorkloadConfig) Source() string {
+	if w.Trace != "" {
+		return "trace " + w.Trace
+	}
+	return w.Workload + " (generated)"
+}
+
 // Router names.
 const (
 	RouterRoundRobin  = "round-robin"

@@ -14,16 +14,19 @@ import (
 )
 
 // SummarySchemaVersion is the version of summary.json's layout.
-const SummarySchemaVersion = 2
+const SummarySchemaVersion = 3
 
 // Summary is the result of a run: summary.json.
 type Summary struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Config        Config               `json:"config"`
-	CostModel     cost.CostModelReport `json:"cost_model"`
-	Memory        MemoryReport         `json:"memory"`
-	Metrics       Metrics              `json:"metrics"`
-	Replicas      []ReplicaReport      `json:"replicas"`
+	SchemaVersion int    `json:"schema_version"`
+	Config        Config `json:"config"`
+	// Workload names what the run served: the trace or generated
+	// workload, the arrival process and the request count.
+	Workload  WorkloadReport       `json:"workload"`
+	CostModel cost.CostModelReport `json:"cost_model"`
+	Memory    MemoryReport         `json:"memory"`
+	Metrics   Metrics              `json:"metrics"`
+	Replicas  []ReplicaReport      `json:"replicas"`
 	// DecodeCostModel and DecodeMemory are the decode instances' in a
 	// disaggregated run (CostModel and Memory are then the prefill
 	// instances').
@@ -31,6 +34,17 @@ type Summary struct {
 	DecodeMemory    *MemoryReport         `json:"decode_memory,omitempty"`
 	// Breakdown is where step time goes, per engine role.
 	Breakdown []Breakdown `json:"breakdown"`
+}
+
+// WorkloadReport names what a run served.
+type WorkloadReport struct {
+	// Source is "trace PATH" or "NAME (generated)".
+	Source string `json:"source"`
+	// Arrivals is the arrival process: "poisson 4 req/s", "replay (the
+	// trace's recorded times)", "all at t=0 (...)", a closed loop.
+	Arrivals string `json:"arrivals"`
+	// Requests is the number of requests that arrived.
+	Requests int `json:"requests"`
 }
 
 // WriteSummary writes s as indented JSON to path, atomically.
@@ -75,6 +89,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(tw, "model\t%s on %s, %s, %d replica(s), router %s\n", c.Model, c.Device, c.Layout, c.Layout.DP, c.Router)
 	}
+	wr := &s.Workload
+	arrivals := wr.Arrivals
+	if arrivals == "" {
+		arrivals = "arrival process not recorded"
+	}
+	fmt.Fprintf(tw, "workload\t%s, %s, %d requests\n", wr.Source, arrivals, wr.Requests)
 	writeCostModel(tw, "", &s.CostModel)
 	if s.DecodeCostModel != nil {
 		writeCostModel(tw, "decode ", s.DecodeCostModel)
@@ -135,6 +155,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 // writeCostModel prints how steps are priced.
 func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 	fmt.Fprintf(tw, "%scost model\t%s\n", prefix, cm.Label)
+	fmt.Fprintf(tw, "%sprofiles\t%s\n", prefix, cm.Profiles.Label)
 	if n := len(cm.RooflineFallbacks); n > 0 {
 		fmt.Fprintf(tw, "%sroofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", prefix, n)
 	}

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
@@ -87,15 +86,11 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		cfg.Mode = runresult.ModeColocated
 	}
 	e := &cfg.Engine
-	modelMax := m.MaxPosition
-	if modelMax <= 0 {
-		modelMax = math.MaxInt32
+	if err := spec.CheckMaxModelLen(m, e.MaxModelLen); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	switch {
-	case e.MaxModelLen == 0:
+	if e.MaxModelLen == 0 {
 		e.MaxModelLen = spec.ResolveMaxModelLen(m, 0)
-	case e.MaxModelLen > modelMax:
-		return nil, fmt.Errorf("simulate: max_model_len %d exceeds the %d positions of %s", e.MaxModelLen, modelMax, m.Name)
 	}
 	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)

@@ -28,6 +28,9 @@ type Options struct {
 	// transfers sees every KV transfer of a disaggregated run (Execute's
 	// Chrome trace).
 	transfers transferObserver
+	// Arrivals describes the arrival process for the summary (what
+	// datasets.RunArrivals.Describe says); empty when the caller does not.
+	Arrivals string
 }
 
 // progressEvery is the number of events between Progress calls.
@@ -262,6 +265,7 @@ func (s *Simulation) Run(src Source) (*runresult.Summary, error) {
 func (s *Simulation) summary() *runresult.Summary {
 	sum := &runresult.Summary{SchemaVersion: runresult.SummarySchemaVersion, Config: s.cfg, CostModel: s.cost.Report(),
 		Memory: s.memory, Metrics: s.col.metrics()}
+	sum.Workload = runresult.WorkloadReport{Source: s.cfg.Workload.Source(), Arrivals: s.opts.Arrivals, Requests: sum.Metrics.Arrived}
 	if s.decodeCost != nil {
 		r := s.decodeCost.Report()
 		sum.DecodeCostModel, sum.DecodeMemory = &r, s.decodeMemory

@@ -1,6 +1,9 @@
 package spec
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // The default engine limits, one set for every stage: collect plans its
 // sweep to them, fit --check-coverage checks a bundle against them,
@@ -36,4 +39,16 @@ func ResolveMaxModelLen(m *Model, asked int) int {
 		modelMax = math.MaxInt32
 	}
 	return min(modelMax, DefaultMaxModelLen)
+}
+
+// CheckMaxModelLen refuses a max_model_len beyond the model's positions
+// (max_position_embeddings), as vLLM does: collect would profile, and fit
+// --check-coverage check, lengths the model cannot serve. 0 (the default)
+// always passes.
+func CheckMaxModelLen(m *Model, asked int) error {
+	if m.MaxPosition > 0 && asked > m.MaxPosition {
+		return fmt.Errorf("max_model_len %d exceeds the %d positions of %s (max_position_embeddings): give --max-model-len %d or less, or 0 for min(the model's maximum, %d)",
+			asked, m.MaxPosition, m.Name, m.MaxPosition, DefaultMaxModelLen)
+	}
+	return nil
 }

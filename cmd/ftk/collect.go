@@ -142,6 +142,9 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 			return o, usageError("--device: %v", err)
 		}
 	}
+	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
+		return o, usageError("collect: %v", err)
+	}
 	layouts, err := collectLayouts(m, cmd.IntSlice("tp"), cmd.IntSlice("ep"), cmd.IntSlice("pp"))
 	if err != nil {
 		return o, err

@@ -65,7 +65,7 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 		}
 	}
 	out, errOut, code = ftk(t, "ingest", sweep, "--device", "cpu", "-o", filepath.Join(dir, "ds"))
-	if code != 0 || !strings.Contains(out+errOut, "excluded 0 whole rows and 0 operator cells") {
+	if code != 0 || !strings.Contains(out+errOut, "excluded 0 whole rows and 0 operator cells") || !strings.Contains(out+errOut, "device cpu, torch-cpu profiles,") {
 		t.Fatalf("ingest exit %d:\n%s\n%s", code, out, errOut)
 	}
 }

@@ -158,7 +158,7 @@ func TestDatasetsBadInput(t *testing.T) {
 		{"no output", []string{"make", "fixed:1x1", "--rate", "1"}, 2, "needs -o FILE"},
 		{"load without capacity", []string{"make", "fixed:1x1", "--load", "0.7", "-o", out}, 2, "--load needs a capacity: pass --pilot-throughput RPS (completed requests/s of a saturated pilot run), or --model M"},
 		{"pilot and model", []string{"make", "fixed:1x1", "--load", "0.7", "--pilot-throughput", "3", "--model", "llama-3.1-8b", "-o", out}, 2, "not both"},
-		{"unknown model", []string{"make", "fixed:1x1", "--load", "0.7", "--model", "gpt-9", "-o", out}, 1, "simulated capacity of gpt-9"},
+		{"unknown model", []string{"make", "fixed:1x1", "--load", "0.7", "--model", "gpt-9", "-o", out}, 2, `invalid value "gpt-9" for --model: want a catalog model`},
 		{"rate and load", []string{"make", "fixed:1x1", "--load", "0.7", "--rate", "3", "--pilot-throughput", "4", "-o", out}, 2, "give --rate or --load, not both"},
 		{"gamma without cv", []string{"make", "fixed:1x1", "--arrivals", "gamma", "--rate", "3", "-o", out}, 2, "--arrivals gamma needs --cv"},
 		{"poisson without rate", []string{"make", "fixed:1x1", "--arrivals", "poisson", "-o", out}, 2, "needs a rate > 0"},

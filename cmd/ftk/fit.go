@@ -109,6 +109,17 @@ Examples:
 						return err
 					}
 				}
+				if cmd.Bool("check-coverage") { // refuse a bad limit before the fit, not after
+					m := opt.Model
+					if m == nil {
+						m, _ = spec.LookupModel(ts.Model)
+					}
+					if m != nil {
+						if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
+							return usageError("fit --check-coverage: %v", err)
+						}
+					}
+				}
 				if b, err = fit.Fit(ts, opt); err != nil {
 					return err
 				}
@@ -152,6 +163,9 @@ func checkCoverage(cmd *cli.Command, b *bundle.Bundle) error {
 	m, err := spec.LookupModel(name)
 	if err != nil {
 		return err
+	}
+	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
+		return usageError("fit --check-coverage: %v", err)
 	}
 	rep, err := fit.CheckCoverage(b, fit.CoverageRequest{
 		Model:  m,

@@ -17,7 +17,7 @@ func TestIngestCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"all_reduce.csv: collective/vidur_network CUDA_EVENT (defaulted), device h100 (path)", "wrote " + dir + ": device h100, 15410 samples"} {
+	for _, want := range []string{"all_reduce.csv: collective/vidur_network CUDA_EVENT (defaulted), device h100 (path)", "wrote " + dir + ": device h100, gpu profiles, 15410 samples"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("report lacks %q:\n%s", want, errOut)
 		}

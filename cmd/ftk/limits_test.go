@@ -2,8 +2,10 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -68,5 +70,35 @@ func TestEngineLimitDefaultsShared(t *testing.T) {
 		if got := spec.ResolveMaxModelLen(m, tc.asked); got != tc.want {
 			t.Errorf("%s asked %d: max_model_len %d, want %d", tc.model, tc.asked, got, tc.want)
 		}
+	}
+}
+
+// TestMaxModelLenBeyondModel: a --max-model-len beyond the model's
+// positions is refused by collect and fit --check-coverage (before the
+// fit) as by simulate, a usage error naming the model's maximum, instead
+// of profiling or checking lengths the model cannot serve.
+func TestMaxModelLenBeyondModel(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	if _, errOut, code := ftk(t, "ingest", filepath.Join("..", "..", "..", "shared", "profiles", "vidur-h100"), "-o", ds); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errOut)
+	}
+	want := "max_model_len 100000 exceeds the 4096 positions of llama-2-7b"
+	for _, args := range [][]string{
+		{"collect", "linear", "--model", "llama-2-7b", "--device", "h100", "--max-model-len", "100000", "--plan-only"},
+		{"fit", ds, "-o", filepath.Join(dir, "b.arrow"), "--check-coverage", "--model", "llama-2-7b", "--max-model-len", "100000"},
+		{"simulate", "--model", "llama-2-7b", "--max-model-len", "100000", "--workload", "fixed:8x8", "--rate", "1", "--num-requests", "2", "-o", filepath.Join(dir, "sim")},
+	} {
+		_, errOut, code := ftk(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", args[0], code, errOut, exitUsage, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.arrow")); err == nil {
+		t.Error("fit wrote a bundle before refusing the limit")
+	}
+	// At the model's maximum every command accepts it.
+	if _, errOut, code := ftk(t, "collect", "linear", "--model", "llama-2-7b", "--device", "h100", "--max-model-len", "4096", "--plan-only"); code != 0 {
+		t.Errorf("collect at 4096: exit %d: %s", code, errOut)
 	}
 }

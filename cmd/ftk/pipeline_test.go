@@ -4,10 +4,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	bundlepkg "github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/cost"
+	datasetpkg "github.com/ftk-dev/ftk/dataset"
+	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // TestPipelineEndToEnd runs the main job in a temporary folder on a small
@@ -62,10 +67,35 @@ func TestPipelineEndToEnd(t *testing.T) {
 	for _, f := range []string{"requests.csv", "requests.arrow", "summary.json", "config.yaml"} {
 		nonEmpty(filepath.Join(sim, f))
 	}
-	for _, want := range []string{"bundle " + bundle, "50 completed", "TTFT", "TPOT"} {
+	for _, want := range []string{"bundle " + bundle, "50 completed", "TTFT", "TPOT",
+		"profiles      bundle fitted on SYNTHETIC profiles of h100 (the roofline device model with noise, not measured)",
+		"workload      fixed:256x32 (generated), poisson 4 req/s, 50 requests"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulate output lacks %q:\n%s", want, out)
 		}
+	}
+	// Provenance travels collect -> ingest (manifest) -> fit (bundle
+	// metadata) -> simulate (summary.json).
+	loaded, err := datasetpkg.Load(dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &loaded.Manifest
+	b, err := bundlepkg.Load(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := runresult.ReadSummary(filepath.Join(sim, runresult.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synthetic := []string{spec.ProfileSynthetic}
+	if !slices.Equal(ds.Backends, synthetic) || !slices.Equal(b.Meta().ProfilingBackends, synthetic) ||
+		!slices.Equal(sum.CostModel.Profiles.Backends, synthetic) || sum.CostModel.Profiles.Device != "h100" {
+		t.Errorf("profiling backends: manifest %v, bundle %v, summary %+v; want %v throughout", ds.Backends, b.Meta().ProfilingBackends, sum.CostModel.Profiles, synthetic)
+	}
+	if w := sum.Workload; w.Source != "fixed:256x32 (generated)" || w.Arrivals != "poisson 4 req/s" || w.Requests != 50 {
+		t.Errorf("summary.json workload %+v", w)
 	}
 
 	// validate calibrate re-simulates bundle runs: "measure" the same run

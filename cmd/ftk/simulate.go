@@ -226,16 +226,30 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if cmd.IsSet("max-model-len") {
+		if m, err := spec.LookupModel(cfg.Model); err == nil {
+			if err := spec.CheckMaxModelLen(m, cfg.Engine.MaxModelLen); err != nil {
+				return usageError("simulate: %v", err)
+			}
+		}
+	}
 	var opts simulate.Options
 	res, err := simulate.Resolve(cfg, opts)
 	if err != nil {
 		return simUsage(err)
 	}
 	wl := &cfg.Workload
-	src, total, err := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
-		Clients: wl.Clients, ThinkS: wl.ThinkS, N: wl.NumRequests, Seed: wl.Seed}.Open()
+	if cmd.IsSet("rate") && wl.RatePerS == 0 && wl.Workload != "" && wl.Clients == 0 && wl.Stages == "" {
+		return usageError("simulate: --rate 0 with --workload sends nothing at 0 requests/s: omit --rate to send every request at t=0 (an offline batch), or give a rate > 0")
+	}
+	ra := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
+		Clients: wl.Clients, ThinkS: wl.ThinkS, N: wl.NumRequests, Seed: wl.Seed}
+	src, total, err := ra.Open()
 	if err != nil {
 		return simUsage(err)
+	}
+	if opts.Arrivals, err = ra.Describe(); err != nil {
+		return err
 	}
 	stderr := cmd.Root().ErrWriter
 	var bar *simProgress
@@ -273,6 +287,9 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "; Chrome trace %s", out.ChromeTrace)
 	}
 	fmt.Fprintln(w)
+	if opts.Arrivals == datasets.AllAtZero {
+		fmt.Fprintf(stderr, "simulate: no --rate and no recorded arrival times: all %d requests arrived at t=0 (an offline batch); give --rate R for Poisson arrivals\n", sum.Metrics.Arrived)
+	}
 	if cpu > 0 {
 		fmt.Fprintf(stderr, "simulated %d requests and %d steps in %.2f CPU-s (%.0f requests/CPU-s)\n",
 			sum.Metrics.Arrived, sum.Metrics.Steps, cpu, float64(sum.Metrics.Arrived)/cpu)

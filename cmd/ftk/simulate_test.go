@@ -166,20 +166,21 @@ func TestSimulateNewOptionsBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
+		code int
 		want string
 	}{
-		{"unknown execution mode", []string{"--model", "llama-3.1-8b", "--execution-mode", "graphs"}, "unknown execution_mode"},
-		{"replay without histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay"}, "needs a histogram"},
-		{"bad histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay", "--moe-histogram", hist}, "hist.csv line 2 column tokens"},
-		{"unknown backend", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--all2all-backend", "mpi"}, "unknown all2all_backend"},
-		{"unknown mode", []string{"--model", "llama-3.1-8b", "--mode", "split"}, "unknown mode"},
-		{"instance layout", []string{"--model", "llama-3.1-8b", "--mode", "disaggregated", "--decode-tp", "3"}, "decode instances"},
+		{"unknown execution mode", []string{"--model", "llama-3.1-8b", "--execution-mode", "graphs"}, exitUsage, `invalid value "graphs" for --execution-mode: want eager, cuda-graph or piecewise`},
+		{"replay without histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay"}, exitRuntime, "needs a histogram"},
+		{"bad histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay", "--moe-histogram", hist}, exitRuntime, "hist.csv line 2 column tokens"},
+		{"unknown backend", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--all2all-backend", "mpi"}, exitUsage, `invalid value "mpi" for --all2all-backend: want naive`},
+		{"unknown mode", []string{"--model", "llama-3.1-8b", "--mode", "split"}, exitUsage, `invalid value "split" for --mode: want colocated or disaggregated`},
+		{"instance layout", []string{"--model", "llama-3.1-8b", "--mode", "disaggregated", "--decode-tp", "3"}, exitRuntime, "decode instances"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			_, errOut, code := ftk(t, append(append([]string{"simulate", "-o", out}, tc.args...), base...)...)
-			if code != 1 || !strings.Contains(errOut, tc.want) {
-				t.Errorf("exit %d, stderr %q (want %q)", code, errOut, tc.want)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q (want exit %d and %q)", code, errOut, tc.code, tc.want)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("a failed run created %s", out)
@@ -217,7 +218,7 @@ func TestSimulateKVCacheDtype(t *testing.T) {
 		t.Errorf("KV blocks: %d with BF16, %d with fp8; want twice", b, f)
 	}
 	_, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--kv-cache-dtype", "int3", "--workload", "fixed:8x8", "--num-requests", "2", "-o", t.TempDir())
-	if code == 0 || !strings.Contains(errOut, `unknown KV cache dtype "int3"`) {
+	if code != exitUsage || !strings.Contains(errOut, `invalid value "int3" for --kv-cache-dtype: want auto, bfloat16, fp8, fp8_e4m3 or fp8_e5m2`) {
 		t.Errorf("int3: exit %d, %s", code, errOut)
 	}
 }

@@ -1,0 +1,35 @@
+package cost
+
+import "github.com/ftk-dev/ftk/spec"
+
+// Profiles is where a cost model's op times come from: the profiling
+// backends (spec.Profile*) and device of the profiles a bundle was fitted
+// on, or spec.ProfileRoofline without a bundle. Label says it in words, as
+// simulate's summary prints it.
+type Profiles struct {
+	Backends []string `json:"profiling_backends"`
+	Device   string   `json:"device"`
+	Label    string   `json:"label"`
+}
+
+// provenanced is a PredictorSet that knows what it was fitted on (a fit
+// bundle).
+type provenanced interface {
+	Provenance() (device string, backends []string)
+}
+
+// profilesOf describes the profiles behind a predictor set.
+func profilesOf(ps PredictorSet) Profiles {
+	p, ok := ps.(provenanced)
+	if !ok {
+		return Profiles{Label: "predictors given by the caller (profiling backend unknown)"}
+	}
+	device, backends := p.Provenance()
+	return Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
+}
+
+// rooflineProfiles describes a run without a bundle.
+func rooflineProfiles(device string) Profiles {
+	return Profiles{Backends: []string{spec.ProfileRoofline}, Device: device,
+		Label: "none: the built-in roofline device model of " + device + " (not measured)"}
+}
