@@ -27,6 +27,13 @@ type Unpaired struct {
 // replay the same requests.
 const PromptTokenTolerance = 0.01
 
+// OutputTokenTolerance is the largest relative difference in mean output
+// tokens per completed request accepted between the two runs of a pair. A
+// guess at what separates tokenizer round-off from a run that generated
+// other lengths (without --ignore-eos, or another workload): the same 1%
+// as prompts.
+const OutputTokenTolerance = 0.01
+
 // PairRuns pairs measured and simulated runs by configuration, workload and
 // repetition. Within one configuration and workload, a side holding a single
 // unnumbered run pairs it with every run of the other side; otherwise runs
@@ -128,6 +135,11 @@ func checkPair(p Pair) error {
 	mp, sp := m.PromptTokens(), s.PromptTokens()
 	if math.Abs(float64(mp-sp)) > PromptTokenTolerance*float64(max(mp, sp)) {
 		return fmt.Errorf("%s: %d prompt tokens in all, but the simulation %s has %d: they did not replay the same requests", m.Source, mp, s.Source, sp)
+	}
+	mo, so := m.MeanOutputTokens(), s.MeanOutputTokens()
+	if mo > 0 && so > 0 && math.Abs(mo-so) > OutputTokenTolerance*max(mo, so) {
+		return fmt.Errorf("%s: %.1f output tokens per completed request, but the simulation %s has %.1f (%.2fx, %+.1f%%): the runs generated different lengths (run the benchmark with --ignore-eos, or simulate the measured output lengths)",
+			m.Source, mo, s.Source, so, so/mo, 100*(so-mo)/mo)
 	}
 	return nil
 }

@@ -47,6 +47,12 @@ func TestPairRunsRefusesIncomparable(t *testing.T) {
 			s.Requests[0].PromptTokens = 300
 			return []*Run{m, s}
 		}, "400 prompt tokens in all, but the simulation simulated-c/w/r1 has 600"},
+		{"output lengths 2x", func(m, s *Run) []*Run {
+			for i := range s.Requests {
+				s.Requests[i].OutputTokens = 22
+			}
+			return []*Run{m, s}
+		}, "11.0 output tokens per completed request, but the simulation simulated-c/w/r1 has 22.0 (2.00x, +100.0%)"},
 		{"duplicate", func(m, s *Run) []*Run {
 			d := *m
 			d.Source = "again.json"

@@ -114,6 +114,7 @@ func TestReaderErrors(t *testing.T) {
 	}{
 		{edit("c__w__r1.json", "0.080,\n", "NaN,\n"), "ttfts[1] is NaN"},
 		{edit("c__w__r2.json", "[0.020, 0.020]", "[0.020, Infinity]"), "itls[1][1] is NaN, infinite"},
+		{edit("c__w__r9.json", "[0.020, 0.020]", "[0.020, 0.020, 0.020, 0.020]"), "itls[1] has 4 gaps but output_lens[1] is 3 tokens (at most 2 gaps"},
 		{edit("c__w__r3.json", `"duration": 1.5`, `"duration": NaN`), "duration is missing or NaN"},
 		{edit("c__w__r4.json", "0.030,\n", ""), "input_lens has 5 entries but ttfts has 4"},
 		{edit("c__w__r5.json", `"completed": 4`, `"completed": 5`), "completed is 5 but 4 requests have no error"},

@@ -96,6 +96,22 @@ func (r *Run) PromptTokens() int {
 	return n
 }
 
+// MeanOutputTokens is the mean output length of the completed requests
+// (0 when none completed).
+func (r *Run) MeanOutputTokens() float64 {
+	n, sum := 0, 0
+	for _, q := range r.Requests {
+		if q.Completed {
+			n++
+			sum += q.OutputTokens
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / float64(n)
+}
+
 // Check reports the first reason the run cannot be compared: no requests,
 // no completed request, a metric that is NaN, infinite or negative where it
 // must be defined, or an unknown makespan.

@@ -34,7 +34,9 @@ type vllmResult struct {
 // run. Per request: TTFT from ttfts, E2E = TTFT + sum(itls) (which is how
 // the benchmark's own latency is timed), TPOT by spec's definition from E2E,
 // TTFT and output_lens; a request with a non-empty errors entry did not
-// complete. The makespan is the benchmark's duration. The run's identity
+// complete. A completed request has at most output_lens - 1 gaps in itls
+// (one per token after the first; fewer when the server streamed several
+// tokens in one chunk, as speculative decoding does); more is refused. The makespan is the benchmark's duration. The run's identity
 // comes from the metadata keys config, workload and repetition when present
 // (zero RunID otherwise; see the package doc).
 func ReadVLLMBenchmark(path string) (*Run, error) {
@@ -83,6 +85,10 @@ func ReadVLLMBenchmark(path string) (*Run, error) {
 		if q.Completed {
 			if res.TTFTs[i] == nil {
 				return nil, fmt.Errorf("%s: ttfts[%d] is NaN, infinite or null for a completed request", path, i)
+			}
+			if g := len(res.ITLs[i]); g > q.OutputTokens-1 {
+				return nil, fmt.Errorf("%s: itls[%d] has %d gaps but output_lens[%d] is %d tokens (at most %d gaps, one per token after the first): the arrays do not describe the same request",
+					path, i, g, i, q.OutputTokens, q.OutputTokens-1)
 			}
 			e2eS := *res.TTFTs[i]
 			for j, g := range res.ITLs[i] {
