@@ -72,16 +72,46 @@ func TestSharedDirOverride(t *testing.T) {
 		t.Errorf("missing shared dir: error %v", err)
 	}
 	t.Setenv(SharedEnv, sharedDir)
-	if SharedDir() != sharedDir {
-		t.Errorf("SharedDir() = %q with $%s set", SharedDir(), SharedEnv)
+	if d, err := SharedDir(); d != sharedDir || err != nil {
+		t.Errorf("SharedDir() = %q, %v with $%s set", d, err, SharedEnv)
 	}
 	w, err := ParseWorkload("splitwise-code")
 	if err != nil || len(w.Requests()) != 8819 {
 		t.Errorf("ParseWorkload via $%s: %v", SharedEnv, err)
 	}
+	// Unset, the checkout's shared folder is found above the working
+	// directory (this package's folder), relative to it.
 	t.Setenv(SharedEnv, "")
-	if SharedDir() != filepath.Join("..", "shared") {
-		t.Errorf("default SharedDir() = %q", SharedDir())
+	if d, err := SharedDir(); d != sharedDir || err != nil {
+		t.Errorf("default SharedDir() = %q, %v, want %q", d, err, sharedDir)
+	}
+}
+
+// TestSharedDirFromAnywhere finds the shared folder by walking up from a
+// folder inside the checkout (a checkout's bin/, where the executable
+// is), and fails with what to do outside it.
+func TestSharedDirFromAnywhere(t *testing.T) {
+	want, err := filepath.Abs(sharedDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("..")
+	for _, dir := range []string{root, filepath.Join(root, "bin"), filepath.Join(root, "datasets", "testdata")} {
+		if d, ok := findShared(dir); !ok || d != want {
+			t.Errorf("findShared(%s) = %q, %v; want %q", dir, d, ok, want)
+		}
+	}
+	if d, ok := findShared(t.TempDir()); ok {
+		t.Errorf("findShared(temp dir) found %q", d)
+	}
+	t.Setenv(SharedEnv, "")
+	t.Chdir(t.TempDir())
+	_, err = ParseWorkload("splitwise-code")
+	if err == nil || !strings.Contains(err.Error(), SharedEnv) || !strings.Contains(err.Error(), "--shared") {
+		t.Errorf("outside the checkout: error %v, want one naming $%s and --shared", err, SharedEnv)
+	}
+	if _, err := ParseWorkload("fixed:10x10"); err != nil {
+		t.Errorf("fixed workload needs no shared folder: %v", err)
 	}
 }
 

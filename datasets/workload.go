@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,20 +46,6 @@ func Builtins() []Builtin { b := builtins; return b[:] }
 // with P, O >= 1 is accepted.
 func FixedWorkloads() []string {
 	return []string{"fixed:1024x1024", "fixed:1024x256", "fixed:256x1024"}
-}
-
-// SharedEnv is the environment variable that overrides the shared
-// directory.
-const SharedEnv = "FTK_SHARED"
-
-// SharedDir returns the directory holding the shared fixtures (traces/,
-// profiles/, models/): $FTK_SHARED when set, else "../shared" relative to
-// the working directory.
-func SharedDir() string {
-	if d := os.Getenv(SharedEnv); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared")
 }
 
 // Workload is a distribution of request lengths, optionally with recorded
@@ -109,7 +96,14 @@ func (w Workload) String() string { return w.Name }
 //	                      chat sessions of T turns whose history grows; they
 //	                      need clients (Clients) to wait for each reply
 func ParseWorkload(s string) (Workload, error) {
-	return ParseWorkloadIn(s, SharedDir())
+	if !slices.Contains(BuiltinNames(), s) {
+		return ParseWorkloadIn(s, "")
+	}
+	d, err := SharedDir()
+	if err != nil {
+		return Workload{}, fmt.Errorf("workload %s: %w", s, err)
+	}
+	return ParseWorkloadIn(s, d)
 }
 
 // ParseWorkloadIn is ParseWorkload with built-in traces found under
