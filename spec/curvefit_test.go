@@ -121,6 +121,12 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 	if c.ComputeEff > 0 && !(k == ClassAttnPrefill && arch == ArchHopper) {
 		f = append(f, field{&c.ComputeEff, true, 0, maxComputeEff})
 	}
+	if k == ClassEmbedding {
+		if c.SmallIndexUs == 0 {
+			c.SmallIndexUs = 0.5
+		}
+		f = append(f, field{&c.SmallIndexUs, false, 0.05, 5})
+	}
 	if c.HalfFLOPs > 0 {
 		f = append(f, field{&c.HalfFLOPs, false, 1e6, 1e12})
 	}

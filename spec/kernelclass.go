@@ -89,8 +89,15 @@ type Curve struct {
 	MemEff     float64 // fraction of HBM (or link) bandwidth reached on large sizes
 	ComputeEff float64 // fraction of the dense peak reached on large shapes; 0 = never compute-bound
 	HalfFLOPs  float64 // attention: FLOPs at which half of ComputeEff is reached
-	HostPreUs  float64 // CUDA_EVENT: host time from the start event to the kernel's launch
-	HostUs     float64 // CUDA_EVENT: host time from the start event to the end event
+	// SmallIndexUs is the embedding gather's time per token when it takes
+	// at most smallIndexMax tokens: PyTorch's index_select then runs its
+	// small-index kernel, in which every thread loops over the indices one
+	// after another (aten/src/ATen/native/cuda/Indexing.cu,
+	// index_select_out_cuda_impl: "if (numIndices <= 16)"), so the time
+	// grows by about one dependent global-memory access per token.
+	SmallIndexUs float64
+	HostPreUs    float64 // CUDA_EVENT: host time from the start event to the kernel's launch
+	HostUs       float64 // CUDA_EVENT: host time from the start event to the end event
 }
 
 // HostTerms are the CUDA_EVENT host terms of one eager operator (Curve).

@@ -164,7 +164,11 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 		if m := r.str("measurement_type"); m != "" {
 			meas = m
 		}
-		base := realPoint{profile: dir + " " + meas, file: rel, line: li + 2, device: profileDevice(top), meas: meas, headDim: profileHeadDim(rel)}
+		rowMeas := meas
+		if meas == CUDAEvent && viewsReadZero(r) {
+			rowMeas = KernelOnly
+		}
+		base := realPoint{profile: dir + " " + rowMeas, file: rel, line: li + 2, device: profileDevice(top), meas: rowMeas, headDim: profileHeadDim(rel)}
 		var rowPts []realPoint
 		switch {
 		case col["collective"] > 0:
@@ -186,6 +190,20 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 		}
 	}
 	return pts, nil
+}
+
+// viewsReadZero reports whether an attention row times its reshapes (views:
+// no kernel) as exactly 0 ms. A CUDA event pair around a view reads at
+// least the gap between the two event records (3-4 us when the GPU is
+// behind the host, 15-20 us when it waits for the host, on the A800 file's
+// other rows); exactly zero is a sum of kernel durations over no kernels.
+// Such a row was timed as GPU kernel time whatever its measurement_type
+// says (the A800 file holds 2,680 of them, TP2-8, beside eager rows of the
+// same shapes), and is scored as KERNEL_ONLY.
+func viewsReadZero(r realRow) bool {
+	in, out := r.str("time_stats."+OpAttnInputReshape+".median"), r.str("time_stats."+OpAttnOutputReshape+".median")
+	zero := func(s string) bool { v, err := strconv.ParseFloat(s, 64); return err == nil && v == 0 }
+	return zero(in) && zero(out)
 }
 
 func hasCol(col map[string]int, k string) bool { _, ok := col[k]; return ok }
@@ -315,10 +333,12 @@ func attentionRow(r realRow, base realPoint) []realPoint {
 func moeRow(r realRow, base realPoint) []realPoint {
 	h, e, ep, tp := r.int("hidden_dim"), r.int("num_experts"), max(r.int("expert_parallel_size"), 1), max(r.int("num_tensor_parallel_workers"), 1)
 	m := rowModel(h, 1, 1, 1, 1, 0, false)
-	m.NumExperts, m.TopK, m.MoEIntermediateSize = e, r.int("router_topk"), r.int("expert_hidden_dim")
-	// The profiled expert width is per device already: one rank's shard.
+	// Each rank holds num_experts / EP experts, each sharded over the
+	// row's TP: the expert width per device is expert_hidden_dim / TP
+	// (the H800 files time the same shape at TP 1, 2, 4, 8 and the grouped
+	// GEMM's time falls with TP accordingly, 37 -> 22 -> 14 -> 13 us).
+	m.NumExperts, m.TopK, m.MoEIntermediateSize = e, r.int("router_topk"), (r.int("expert_hidden_dim")+tp-1)/tp
 	ops := LayerOps(m, Layout{TP: ep, EP: ep}, 0)
-	_ = tp
 	base.ctx, base.path = r.str("gating_runtime_context"), r.str("routing_runtime_path")
 	t := r.num("num_tokens")
 	var pts []realPoint

@@ -78,8 +78,15 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}
 	memUs := bytes / (d.HBMGBps * 1e9 * c.MemEff) * 1e6
+	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
+		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
+	}
 	return (floorUs + math.Max(computeUs, memUs)) / 1e3
 }
+
+// smallIndexMax is the most indices PyTorch's index_select gathers with
+// its small-index kernel (Curve.SmallIndexUs).
+const smallIndexMax = 16
 
 // EventMs returns what a CUDA_EVENT measurement of op in isolation sees:
 // the host reaching the kernel's launch and then the kernel, or the host
