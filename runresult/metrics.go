@@ -44,7 +44,8 @@ type RequestMetrics struct {
 }
 
 // Stats are the mean and percentiles of one latency metric, in
-// milliseconds, over Count values (all zero when Count is zero). The mean
+// milliseconds, over Count values (all zero when Count is zero, and null
+// in summary.json: statsjson.go). The mean
 // is exact; the percentiles are exact when PercentileErrorPct is zero, and
 // otherwise read from a log histogram, within PercentileErrorPct percent
 // of the exact value (the simulator's ITL, and TTFT, TPOT, E2E and KV

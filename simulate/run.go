@@ -23,8 +23,9 @@ type Options struct {
 	// Requests receives each request's metrics as it finishes.
 	Requests RequestSink
 	// Progress, when set, is called every few thousand events with the
-	// arrivals so far and the simulated time.
-	Progress func(arrived int, nowS float64)
+	// requests finished so far (completed or rejected) and the simulated
+	// time.
+	Progress func(finished int, nowS float64)
 	// transfers sees every KV transfer of a disaggregated run (Execute's
 	// Chrome trace).
 	transfers transferObserver
@@ -236,7 +237,7 @@ func (s *Simulation) Run(src Source) (*runresult.Summary, error) {
 	s.pull()
 	for s.err == nil && s.col.err == nil && s.loop.Step() {
 		if s.opts.Progress != nil && s.loop.Handled()%progressEvery == 0 {
-			s.opts.Progress(s.col.arrived, s.loop.Now())
+			s.opts.Progress(s.col.completed+s.col.rejected, s.loop.Now())
 		}
 	}
 	if s.err == nil {
@@ -246,7 +247,7 @@ func (s *Simulation) Run(src Source) (*runresult.Summary, error) {
 		return nil, s.err
 	}
 	if s.opts.Progress != nil {
-		s.opts.Progress(s.col.arrived, s.loop.Now())
+		s.opts.Progress(s.col.completed+s.col.rejected, s.loop.Now())
 	}
 	for _, e := range s.engines {
 		if n := e.sched.outstanding(); n > 0 {

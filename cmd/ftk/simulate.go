@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"syscall"
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 )
 
 func simulateCommand() *cli.Command {
@@ -252,10 +249,9 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	stderr := cmd.Root().ErrWriter
-	var bar *simProgress
-	if simIsTerminal(stderr) {
-		bar = newSimProgress(stderr, total)
-		opts.Progress = bar.update
+	bar := progress.New(stderr, "simulate", "requests finished", total) // nil, drawing nothing, off a terminal
+	if bar != nil {
+		opts.Progress = func(finished int, _ float64) { bar.Set(finished) }
 	}
 	out := simulate.Outputs{Dir: cmd.String("output"), ChromeTrace: cmd.String("chrome-trace")}
 	lock, err := lockOutput(ctx, out.Dir)
@@ -265,9 +261,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	defer lock.Release()
 	cpu0 := simCPUSeconds()
 	sum, err := simulate.Execute(res, src, out, opts)
-	if bar != nil {
-		bar.close(err == nil)
-	}
+	bar.Close(err == nil)
 	if err != nil {
 		return err
 	}
@@ -297,16 +291,6 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	return nil
 }
 
-// simIsTerminal reports whether w is a terminal (a character device).
-func simIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // simCPUSeconds is the process's user + system CPU time.
 func simCPUSeconds() float64 {
 	var ru syscall.Rusage
@@ -314,30 +298,4 @@ func simCPUSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// simProgress is the progress bar of a run: requests arrived so far.
-type simProgress struct {
-	p     *mpb.Progress
-	b     *mpb.Bar
-	total int
-}
-
-func newSimProgress(w io.Writer, total int) *simProgress {
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
-	b := p.AddBar(int64(total),
-		mpb.PrependDecorators(decor.Name("simulate "), decor.CountersNoUnit("%d/%d requests")),
-		mpb.AppendDecorators(decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))
-	return &simProgress{p: p, b: b, total: total}
-}
-
-func (s *simProgress) update(arrived int, _ float64) { s.b.SetCurrent(int64(arrived)) }
-
-func (s *simProgress) close(ok bool) {
-	if ok {
-		s.b.SetCurrent(int64(s.total))
-	} else {
-		s.b.Abort(false)
-	}
-	s.p.Wait()
 }
