@@ -8,6 +8,7 @@ import (
 
 	"github.com/ftk-dev/ftk/collect"
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
@@ -40,12 +41,54 @@ var namedValues = map[string]func(string) error{
 	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
+	"workload": checkWorkloadName,
+	"stages": func(v string) error {
+		if _, err := datasets.ParseStages(v); err != nil {
+			return wantOf(err)
+		}
+		return nil
+	},
+	"measurement": func(v string) error {
+		return oneOf(spec.CUDAEvent, spec.KernelOnly, spec.HostWall, spec.CPUTime)(strings.ToUpper(v))
+	},
 	"kv-cache-dtype": func(v string) error {
 		if _, err := spec.KVCacheBytes(v); err != nil {
 			return fmt.Errorf("want auto, bfloat16, fp8, fp8_e4m3 or fp8_e5m2")
 		}
 		return nil
 	},
+}
+
+// checkWorkloadName checks a workload's form without reading a file: a
+// trace that cannot be read is an input error (exit 1) reported when the
+// command opens it.
+func checkWorkloadName(v string) error {
+	want := fmt.Errorf("want fixed:PxO, %s, trace:PATH, shared-prefix:... or sessions:...", strings.Join(datasets.BuiltinNames(), ", "))
+	switch {
+	case strings.HasPrefix(v, "trace:"):
+		if strings.TrimPrefix(v, "trace:") == "" {
+			return want
+		}
+		return nil
+	case strings.HasPrefix(v, "fixed:"), strings.HasPrefix(v, "shared-prefix:"), strings.HasPrefix(v, "sessions:"):
+		if _, err := datasets.ParseWorkload(v); err != nil {
+			return wantOf(err)
+		}
+		return nil
+	case slices.Contains(datasets.BuiltinNames(), v):
+		return nil
+	}
+	return want
+}
+
+// wantOf keeps what a parser's error says it wants (the text after its
+// last "want "): the flag error names the flag and the value given.
+func wantOf(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "want "); i >= 0 {
+		return errors.New(msg[i:])
+	}
+	return err
 }
 
 // oneOf accepts exactly the names given.
