@@ -41,7 +41,7 @@ var namedValues = map[string]func(string) error{
 	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
-	"workload": checkWorkloadName,
+	"workload":        checkWorkloadName,
 	"stages": func(v string) error {
 		if _, err := datasets.ParseStages(v); err != nil {
 			return wantOf(err)
