@@ -282,30 +282,38 @@ func (rm *routingModel) evenCost(tokens int) (moeMs, epMs float64) {
 
 // layerCost prices one layer for per-expert token counts: the grouped GEMM
 // of every EP rank (experts placed contiguously, as vLLM does), of which
-// the slowest sets the layer's time, and, on a data-parallel layout,
+// the slowest sets the layer's time (on the roofline, streaming the weights
+// of the experts that got tokens), and, on a data-parallel layout,
 // dispatch and combine: an all-to-all backend's sized by the copies the
 // most loaded rank receives (every rank waits for it), the gathering
 // backends' by the step's tokens whatever the routing. mask marks the
 // routed-group ops whose predictor extrapolated for any rank.
 func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uint8) {
 	cm := rm.cm
-	var x [2]float64
+	var x [3]float64
+	gemmX := x[:]
+	if rm.ops[rm.gemm].pred != nil {
+		gemmX = x[:2] // a fitted predictor reads its two features only
+	}
 	maxRouted, copies := 0, 0
 	for _, c := range counts {
 		copies += int(c)
 	}
 	for r := 0; r < rm.ep; r++ {
-		routed, most := 0, int32(0)
+		routed, most, active := 0, int32(0), 0
 		for _, c := range counts[r*rm.local : (r+1)*rm.local] {
 			routed += int(c)
 			most = max(most, c)
+			if c > 0 {
+				active++
+			}
 		}
 		if routed == 0 {
 			continue // no tokens: never the slowest rank
 		}
 		maxRouted = max(maxRouted, routed)
-		x[0], x[1] = float64(routed), float64(most)
-		ms, ex := cm.price(&rm.ops[rm.gemm], x[:])
+		x[0], x[1], x[2] = float64(routed), float64(most), float64(active)
+		ms, ex := cm.price(&rm.ops[rm.gemm], gemmX)
 		moeMs = max(moeMs, ms)
 		if ex {
 			mask |= 1 << rm.gemm

@@ -55,7 +55,6 @@ func TestHostTimelinePublicPoints(t *testing.T) {
 		cfg.Model, cfg.Device, cfg.Layout = p.model, p.device, spec.Layout{TP: p.tp}
 		cfg.Engine.ExecutionMode = p.mode
 		cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens = p.maxSeqs, p.batched
-		cfg.MoE.Routing = cost.RoutingEven
 		rows := make([][3]float64, p.requests)
 		for i := range rows {
 			rows[i] = [3]float64{float64(i) * p.gapS, float64(p.prompt), float64(p.out)}

@@ -10,12 +10,17 @@ const (
 
 // archCurves returns the curves of a generation. Hopper and Ampere are
 // fitted to real profiles; Ada and Blackwell have no profile in
-// ../shared and borrow the nearest fitted generation (a stated
-// approximation: their peaks and bandwidths are their own, only the
-// efficiencies and floors are borrowed).
+// ../shared and borrow Hopper's (a stated approximation: their peaks and
+// bandwidths are their own, only the efficiencies and floors are
+// borrowed). Hopper's kernel terms are fitted on GPU kernel times
+// (KERNEL_ONLY); Ampere's only on CUDA_EVENT times, so its floors carry
+// event and launch gaps (a GEMM floor of 16 us against Hopper's 3.4 us)
+// that a CUDA-graph replay on an Ada card never pays: on vLLM issue
+// #45709's RTX 4090 D graphs the Ampere floors added 3.7 ms to a 48-layer
+// decode step.
 func archCurves(arch string) Curves {
 	switch arch {
-	case ArchAmpere, ArchAda:
+	case ArchAmpere:
 		return ampereCurves
 	}
 	return hopperCurves

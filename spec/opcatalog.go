@@ -124,6 +124,11 @@ func ModelOps(m *Model, l Layout) (first, last []Op, between *Op) {
 	return first, last, between
 }
 
+// ActiveExpertsFeature is the index of an optional feature of the grouped
+// GEMM after its OpFeatures: the local experts that received tokens. Fitted
+// predictors never see it; Work uses it for the weight bytes streamed.
+const ActiveExpertsFeature = 2
+
 // Work returns the floating-point operations and the bytes moved to and from
 // device memory by op for the features x (in OpFeatures order). It is the
 // physics the roofline model and the extrapolation fallback share.
@@ -151,9 +156,16 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		t := x[0]
 		return 0, 2 * eb * t * float64(o.TopK*o.Width)
 	case OpMoEGroupedGEMM:
+		// The kernel streams the weights of every expert that has tokens.
+		// Profiles assign tokens round-robin (min(experts, r) experts
+		// touched); a routing draw knows how many it touched and passes
+		// that as x[2] (ActiveExpertsFeature).
 		r := x[0]
 		k, w := float64(o.K), float64(o.ExpertWidth)
 		active := min(float64(o.LocalExperts), r)
+		if len(x) > ActiveExpertsFeature && x[ActiveExpertsFeature] > 0 {
+			active = min(active, x[ActiveExpertsFeature])
+		}
 		flops = 6 * r * k * w
 		bytes = eb*active*3*k*w + 2*4*r*k
 		return flops, bytes
