@@ -16,7 +16,7 @@ const (
 // (KERNEL_ONLY); Ampere's only on CUDA_EVENT times, so its floors carry
 // event and launch gaps (a GEMM floor of 16 us against Hopper's 3.4 us)
 // that a CUDA-graph replay on an Ada card never pays: on vLLM issue
-// #45709's RTX 4090 D graphs the Ampere floors added 3.7 ms to a 48-layer
+// #45709's RTX 4090 D graphs the Ampere floors added 3.5 ms to a 48-layer
 // decode step.
 func archCurves(arch string) Curves {
 	switch arch {

@@ -80,8 +80,9 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 //     1,008 GB/s (NVIDIA's product page); dense BF16 with FP32 accumulation
 //     is the Ada whitepaper's RTX 4090 figure (165.2 TFLOPS, 128 SMs)
 //     scaled by SM count; no NVLink and no PCIe peer-to-peer on GeForce
-//     cards: collectives stage through host memory over PCIe 4.0 x16 (32
-//     GB/s a direction; 16 GB/s effective is a guess).
+//     cards: NCCL over PCIe 4.0 x16, 32 GB/s a direction (at the
+//     all-reduce MemEff, 24.9 GB/s of bus bandwidth: 4 x RTX 4090 measure
+//     25.7, see pcie_collective.go).
 //   - RTX PRO 6000 Blackwell Server Edition 96GB (NVIDIA GTC 2025
 //     announcement and datasheet): GB202 with 188 SMs, 96 GB GDDR7 at
 //     1597 GB/s (the Server Edition's figure, as LLMServingSim's RTXPRO6000
@@ -106,7 +107,7 @@ var deviceCatalog = map[string]Device{
 	"a100":       {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"a800":       {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"l40s":       {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
-	"rtx4090d":   {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 16, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
+	"rtx4090d":   {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"rtxpro6000": {Description: "NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB (PCIe, no NVLink)", Arch: ArchBlackwell, PeakBF16TFLOPS: 500, PeakFP8TFLOPS: 1000, MemoryGiB: 96, HBMGBps: 1597, SMs: 188, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 	"b200":       {Description: "NVIDIA B200 180GB", Arch: ArchBlackwell, PeakBF16TFLOPS: 2250, PeakFP8TFLOPS: 4500, MemoryGiB: 180, HBMGBps: 8000, SMs: 148, NVLink: true, NVLinkGBps: 900, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 }

@@ -59,6 +59,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	}
 	floorUs := float64(o.Kernels) * c.FloorUs
 	if o.Family == FamilyCollective {
+		if r.pcieAllReduce(o) {
+			return r.pcieAllReduceUs(o, bytes, c) / 1e3 // NCCL's model (pcie_collective.go)
+		}
 		return (floorUs + r.collectiveUs(o, bytes, c)) / 1e3
 	}
 	computeUs := 0.0
@@ -157,7 +160,10 @@ func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
 }
 
 // customAllReduce reports whether vLLM runs o as its custom all-reduce:
-// 2, 4, 6 or 8 GPUs of one node over NVLink, at most 8 MiB.
+// 2, 4, 6 or 8 GPUs of one node over NVLink, at most 8 MiB. Without NVLink
+// it is NCCL over PCIe (pcie_collective.go; vLLM also allows the custom
+// kernel for two PCIe GPUs with peer-to-peer access, which ftk does not
+// model: GeForce cards have none).
 func (r Roofline) customAllReduce(o *Op, bytes float64) bool {
 	return !r.NCCL && o.Name == OpAllReduce && !o.CrossNode && o.Workers <= 8 && o.Workers%2 == 0 &&
 		bytes <= customAllReduceMaxBytes && r.Device.NVLink && r.Device.Curves.CustomAllReduce.MemEff > 0
