@@ -24,30 +24,39 @@ type publicPoint struct {
 	prompt, out  int
 	gapS         float64 // between arrivals; 0: all at once (a concurrency limit)
 	tpotMs       float64 // measured mean TPOT
+	// maxErrPct bounds ftk's error: 15 on the fitted point; on held-out
+	// points a regression guard a few points above the error README.md
+	// reports, not a target (#45709 graphs' target is 15%).
+	maxErrPct float64
 }
 
 var publicPoints = []publicPoint{
 	// vLLM issue #45709 (June 2026): Qwen3-30B-A3B, TP4 on RTX 4090 D,
 	// 3,500 in / 1,500 out, --max-concurrency 8, request rate inf; vLLM
 	// V1's defaults below 70 GiB of GPU memory (2,048 batched tokens).
+	// max_num_seqs 8 with every request queued at once is the client's
+	// concurrency limit (a request starts when one finishes, as vllm bench
+	// serve's closed loop does; TPOT does not see the queueing). Decode
+	// batches of 8 replay the size-8 graph, unpadded. Routing is the
+	// default (skewed, Zipf 0.2).
 	{"#45709 eager", "github.com/vllm-project/vllm/issues/45709", true,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 8, 2048, 32, 3500, 1500, 0, 33.92},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 8, 2048, 32, 3500, 1500, 0, 33.92, 15},
 	{"#45709 graphs", "github.com/vllm-project/vllm/issues/45709 (FULL_AND_PIECEWISE)", false,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, 10.03},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, 10.03, 75},
 	// vllm-omni issue #7960 (September 2026): Qwen2.5-Omni-7B thinker (a
 	// Qwen2.5-7B LLM) on one A800, requests one after another; thinker
 	// TPOT ~22-23 ms eager, ~13 ms with CUDA graphs. Prompt and output
 	// lengths are not given: 600 / 200 tokens assumed.
 	{"#7960 thinker eager", "github.com/vllm-project/vllm-omni/issues/7960", false,
-		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecEager, 256, 8192, 3, 600, 200, 60, 22.5},
+		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecEager, 256, 8192, 3, 600, 200, 60, 22.5, 50},
 	{"#7960 thinker graphs", "github.com/vllm-project/vllm-omni/issues/7960", false,
-		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecCUDAGraph, 256, 8192, 3, 600, 200, 60, 13},
+		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecCUDAGraph, 256, 8192, 3, 600, 200, 60, 13, 15},
 }
 
 // TestHostTimelinePublicPoints simulates each public point with the
-// default issue costs and reports ftk's error. The fitted point must be
-// within 15%; every eager run must be slower than its graph run and the
-// eager #45709 run host-bound, as measured.
+// default issue costs and reports ftk's error. Each point stays within its
+// bound (15% on the fitted one); every eager run must be slower than its
+// graph run and the eager #45709 run host-bound, as measured.
 func TestHostTimelinePublicPoints(t *testing.T) {
 	tpot := map[string]float64{}
 	for _, p := range publicPoints {
@@ -75,8 +84,8 @@ func TestHostTimelinePublicPoints(t *testing.T) {
 		}
 		t.Logf("%-22s %-8s measured TPOT %6.2f ms, ftk %6.2f ms (%+.1f%%), %d%% of steps host-bound; %s",
 			p.name, role, p.tpotMs, got, errPct, 100*bound/max(len(log.steps), 1), p.source)
-		if p.fit && math.Abs(errPct) > 15 {
-			t.Errorf("%s: ftk TPOT %.2f ms, measured %.2f ms: %.1f%% off the point spec.IssueScale is fitted on", p.name, got, p.tpotMs, errPct)
+		if math.Abs(errPct) > p.maxErrPct {
+			t.Errorf("%s (%s): ftk TPOT %.2f ms, measured %.2f ms: %+.1f%%, beyond %.0f%%", p.name, role, got, p.tpotMs, errPct, p.maxErrPct)
 		}
 		if p.name == "#45709 eager" && bound < len(log.steps)*9/10 {
 			t.Errorf("%s: %d of %d steps host-bound, want nearly all", p.name, bound, len(log.steps))
