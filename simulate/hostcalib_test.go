@@ -42,7 +42,7 @@ var publicPoints = []publicPoint{
 	{"#45709 eager", "github.com/vllm-project/vllm/issues/45709", true,
 		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 8, 2048, 32, 3500, 1500, 0, 33.92, 15},
 	{"#45709 graphs", "github.com/vllm-project/vllm/issues/45709 (FULL_AND_PIECEWISE)", false,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, 10.03, 75},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, 10.03, 80},
 	// vllm-omni issue #7960 (September 2026): Qwen2.5-Omni-7B thinker (a
 	// Qwen2.5-7B LLM) on one A800, requests one after another; thinker
 	// TPOT ~22-23 ms eager, ~13 ms with CUDA graphs. Prompt and output

@@ -72,9 +72,9 @@ var defaultIssueCosts = IssueCosts{
 // predicts a GPU-bound 17.7 ms; 2.5 brought the simulated TPOT to 34.1 ms
 // (+0.6%). Since the GPU side of that RTX 4090 D run was corrected (Hopper
 // kernel floors for Ada, the experts a routing draw touches, NCCL over
-// PCIe: a 14.8 ms decode step) and prefill steps got cheaper, 2.5 gives
-// 35.1 ms (+3.5%) and a refit would give 2.4 (-0.3%); 2.5 is kept, inside
-// the fit's tolerance, so the published examples stay as they are. The
+// PCIe: a 14.8 ms decode step) and the curves were refitted, 2.5 gives
+// 35.7 ms (+5.2%) and 2.4 would give 34.4 ms (+1.4%); 2.5 is kept, inside the
+// fit's tolerance, so the published examples stay as they are. The
 // points held out of the fit and ftk's error on them are in README.md
 // ("Host timeline: calibration").
 const IssueScale = 2.5
