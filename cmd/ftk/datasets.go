@@ -190,6 +190,9 @@ printed.`,
 			if cmd.Args().Len() != 1 {
 				return usageError("datasets make needs one WORKLOAD argument (fixed:PxO, %s or trace:PATH)", strings.Join(datasets.BuiltinNames(), ", "))
 			}
+			if err := checkWorkloadName(cmd.Args().First()); err != nil {
+				return usageError("datasets make: WORKLOAD %q: %v", cmd.Args().First(), err)
+			}
 			out := cmd.String("output")
 			if out == "" {
 				return usageError("datasets make needs -o FILE")

@@ -153,7 +153,7 @@ func TestDatasetsBadInput(t *testing.T) {
 		{"import bad json", []string{"import", "sharegpt", badJSON, "-o", out}, 1, badJSON + ":2:60: "},
 		{"unsupported tokenizer", []string{"import", "sharegpt", filepath.Join("..", "..", "datasets", "testdata", "sharegpt_small.json"), "--tokenizer", filepath.Join("..", "..", "datasets", "testdata", "tokenizer_unigram.json"), "-o", out}, 1, "exact counts need a tokenizer.json with a BPE or WordLevel model"},
 		{"missing trace file", []string{"show", filepath.Join(dir, "nope.csv")}, 1, "no such file"},
-		{"unknown workload", []string{"make", "sharegpt", "-o", out}, 1, `unknown workload "sharegpt"`},
+		{"unknown workload", []string{"make", "sharegpt", "-o", out}, 2, `datasets make: WORKLOAD "sharegpt": want fixed:PxO, splitwise-conv`},
 		{"missing shared", []string{"make", "splitwise-conv", "-o", out, "--shared", dir}, 1, "point --shared or $FTK_SHARED at the folder holding traces/"},
 		{"no output", []string{"make", "fixed:1x1", "--rate", "1"}, 2, "needs -o FILE"},
 		{"load without capacity", []string{"make", "fixed:1x1", "--load", "0.7", "-o", out}, 2, "--load needs a capacity: pass --pilot-throughput RPS (completed requests/s of a saturated pilot run), or --model M"},

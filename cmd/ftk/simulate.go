@@ -30,7 +30,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "device", Value: def.Device, Usage: "device (see 'ftk devices list')"},
 		&cli.StringFlag{Name: "trace", Usage: "trace CSV (arrived_at, num_prefill_tokens, num_decode_tokens) to replay"},
 		&cli.StringFlag{Name: "workload", Usage: "generated workload: fixed:PROMPTxOUTPUT, splitwise-conv, splitwise-code, arxiv-summarization or trace:PATH"},
-		&cli.FloatFlag{Name: "rate", Usage: "Poisson arrival rate of --workload in requests/s; for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
+		&cli.FloatFlag{Name: "rate", Usage: "Poisson arrival rate of --workload in requests/s (without it every request arrives at time 0, an offline batch, said on stderr and in the summary; --rate 0 is refused); for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
 		&cli.IntFlag{Name: "num-requests", Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: def.Workload.Seed, Usage: "seed of the generated workload"},
 		&cli.StringFlag{Name: "stages", Usage: "Poisson arrivals whose rate changes over time instead of --rate: DURATIONs@RATE,..., e.g. 60s@2,120s@8 (the last rate holds after its stage)"},
