@@ -43,20 +43,20 @@ func (rm *rowMaker) row(r *result, header []string, index int) []string {
 func (rm *rowMaker) values(r *result) map[string]string {
 	m, s := rm.model, r.shape
 	v := map[string]string{
-		"measurement_type":            r.measurement,
-		"profiling_precision":         rm.precision,
-		"quant_signature":             "none",
-		"model_arch":                  "generic",
-		"model_architecture_profile":  "generic",
-		"profiling_backend":           rm.backend,
-		"device":                      rm.device,
-		"model_name":                  m.Name,
-		"shape_id":                    s.ID,
-		"remeasured":                  itoa(r.remeasured),
-		"num_tensor_parallel_workers": itoa(s.Layout.TP),
+		profilecsv.ColMeasurementType:          r.measurement,
+		profilecsv.ColProfilingPrecision:       rm.precision,
+		profilecsv.ColQuantSignature:           "none",
+		profilecsv.ColModelArch:                "generic",
+		profilecsv.ColModelArchitectureProfile: "generic",
+		profilecsv.ColProfilingBackend:         rm.backend,
+		profilecsv.ColDevice:                   rm.device,
+		profilecsv.ColModelName:                m.Name,
+		profilecsv.ColShapeID:                  s.ID,
+		profilecsv.ColRemeasured:               itoa(r.remeasured),
+		profilecsv.ColNumTensorParallelWorkers: itoa(s.Layout.TP),
 	}
 	if m.WeightBytes == 1 {
-		v["quant_signature"] = "fp8"
+		v[profilecsv.ColQuantSignature] = "fp8"
 	}
 	impls := map[string]bool{}
 	for op, resp := range r.resp {
@@ -66,7 +66,7 @@ func (rm *rowMaker) values(r *result) map[string]string {
 		v[p+"median"], v[p+"std"], v[p+"count"] = ftoa(st.Median), ftoa(st.Std), itoa(st.Count)
 		impls[resp.Impl] = true
 	}
-	v["impl"] = joinKeys(impls)
+	v[profilecsv.ColImpl] = joinKeys(impls)
 	r.gpu.fill(v)
 	switch s.Family {
 	case spec.FamilyLinear:
@@ -76,8 +76,8 @@ func (rm *rowMaker) values(r *result) map[string]string {
 	case spec.FamilyMoE:
 		rm.moeValues(v, r)
 	case spec.FamilyCollective:
-		v["rank"], v["num_workers"], v["size"] = "0", itoa(s.Workers), strconv.FormatInt(s.SizeBytes, 10)
-		v["collective"], v["devices_per_node"], v["max_devices_per_node"] = s.Collective, itoa(s.Workers), "8"
+		v[profilecsv.ColRank], v[profilecsv.ColNumWorkers], v[profilecsv.ColSize] = "0", itoa(s.Workers), strconv.FormatInt(s.SizeBytes, 10)
+		v[profilecsv.ColCollective], v[profilecsv.ColDevicesPerNode], v[profilecsv.ColMaxDevicesPerNode] = s.Collective, itoa(s.Workers), "8"
 	case spec.FamilyCPU:
 		rm.hostValues(v, r)
 	}
@@ -90,16 +90,16 @@ func (rm *rowMaker) linearValues(v map[string]string, s *Shape) {
 	if m.IsMoE() && m.FirstDenseLayers == 0 {
 		expanded = m.MoEIntermediateSize
 	}
-	v["n_head"], v["n_kv_head"], v["n_embd"] = itoa(m.NumHeads), itoa(m.NumKVHeads), itoa(m.HiddenSize)
-	v["n_expanded_embd"], v["padded_n_expanded_embd"], v["padded_n_embd"] = itoa(expanded), itoa(expanded), itoa(m.HiddenSize)
-	v["vocab_size"], v["use_gated_mlp"], v["use_qk_norm"] = itoa(m.VocabSize), pybool(m.GatedMLP), pybool(m.QKNorm)
-	v["attn_output_gate"], v["is_step2_mini"], v["num_tokens"] = "False", "False", itoa(s.Tokens)
+	v[profilecsv.ColNHead], v[profilecsv.ColNKVHead], v[profilecsv.ColNEmbd] = itoa(m.NumHeads), itoa(m.NumKVHeads), itoa(m.HiddenSize)
+	v[profilecsv.ColNExpandedEmbd], v[profilecsv.ColPaddedNExpandedEmbd], v[profilecsv.ColPaddedNEmbd] = itoa(expanded), itoa(expanded), itoa(m.HiddenSize)
+	v[profilecsv.ColVocabSize], v[profilecsv.ColUseGatedMLP], v[profilecsv.ColUseQKNorm] = itoa(m.VocabSize), pybool(m.GatedMLP), pybool(m.QKNorm)
+	v[profilecsv.ColAttnOutputGate], v[profilecsv.ColIsStep2Mini], v[profilecsv.ColNumTokens] = "False", "False", itoa(s.Tokens)
 	if m.SharedExperts > 0 {
 		w := m.SharedExpertIntermediateSize
 		if w == 0 {
 			w = m.MoEIntermediateSize
 		}
-		v["share_expert_dim"] = itoa(w * m.SharedExperts)
+		v[profilecsv.ColShareExpertDim] = itoa(w * m.SharedExperts)
 	}
 }
 
@@ -110,31 +110,31 @@ func (rm *rowMaker) linearValues(v map[string]string, s *Shape) {
 // does, and describe their sequences in the list columns.
 func (rm *rowMaker) attentionValues(v map[string]string, r *result) {
 	m, s := rm.model, r.shape
-	v["n_embd"], v["n_q_head"], v["n_kv_head"] = itoa(m.HiddenSize), itoa(m.NumHeads), itoa(m.NumKVHeads)
-	v["block_size"], v["max_model_len"] = itoa(attentionBlockSize), itoa(rm.limits.MaxModelLen)
-	v["attention_backend"] = "SYNTHETIC_ROOFLINE"
+	v[profilecsv.ColNEmbd], v[profilecsv.ColNQHead], v[profilecsv.ColNKVHead] = itoa(m.HiddenSize), itoa(m.NumHeads), itoa(m.NumKVHeads)
+	v[profilecsv.ColBlockSize], v[profilecsv.ColMaxModelLen] = itoa(attentionBlockSize), itoa(rm.limits.MaxModelLen)
+	v[profilecsv.ColAttentionBackend] = "SYNTHETIC_ROOFLINE"
 	if resp := r.resp[spec.OpAttnPrefill]; resp != nil {
-		v["attention_backend"] = strings.ToUpper(resp.Impl)
+		v[profilecsv.ColAttentionBackend] = strings.ToUpper(resp.Impl)
 	} else if resp := r.resp[spec.OpAttnDecode]; resp != nil {
-		v["attention_backend"] = strings.ToUpper(resp.Impl)
+		v[profilecsv.ColAttentionBackend] = strings.ToUpper(resp.Impl)
 	}
-	v["num_tokens"], v["total_tokens"] = itoa(s.Tokens), itoa(s.Tokens)
-	v["is_mixed_batch"], v["is_true_mixed_batch"], v["mode"] = "False", "", "even"
-	v["is_chunked_prefill_sample"], v["chunk_start_token"], v["chunk_end_token"], v["total_prefill_tokens"] = "False", "0", "0", "0"
-	v["prefill_chunk_size"], v["kv_cache_size"] = "0", "0"
+	v[profilecsv.ColNumTokens], v[profilecsv.ColTotalTokens] = itoa(s.Tokens), itoa(s.Tokens)
+	v[profilecsv.ColIsMixedBatch], v[profilecsv.ColIsTrueMixedBatch], v[profilecsv.ColMode] = "False", "", "even"
+	v[profilecsv.ColIsChunkedPrefillSample], v[profilecsv.ColChunkStartToken], v[profilecsv.ColChunkEndToken], v[profilecsv.ColTotalPrefillTokens] = "False", "0", "0", "0"
+	v[profilecsv.ColPrefillChunkSize], v[profilecsv.ColKVCacheSize] = "0", "0"
 	var seqLens []int
 	switch s.Kind {
 	case KindDecode:
-		v["is_prefill"], v["batch_size"], v["kv_cache_size"] = "False", itoa(len(s.DecodeContexts)), itoa(s.DecodeContexts[0])
+		v[profilecsv.ColIsPrefill], v[profilecsv.ColBatchSize], v[profilecsv.ColKVCacheSize] = "False", itoa(len(s.DecodeContexts)), itoa(s.DecodeContexts[0])
 		seqLens = repeat(1, len(s.DecodeContexts))
 	case KindPrefill:
 		c, k := s.PrefillChunks[0], s.PrefillContexts[0]
-		v["is_prefill"], v["batch_size"], v["prefill_chunk_size"], v["kv_cache_size"] = "True", "1", itoa(c), itoa(k)
-		v["is_chunked_prefill_sample"], v["chunk_start_token"] = pybool(k > 0), itoa(k)
-		v["chunk_end_token"], v["total_prefill_tokens"] = itoa(k+c), itoa(k+c)
+		v[profilecsv.ColIsPrefill], v[profilecsv.ColBatchSize], v[profilecsv.ColPrefillChunkSize], v[profilecsv.ColKVCacheSize] = "True", "1", itoa(c), itoa(k)
+		v[profilecsv.ColIsChunkedPrefillSample], v[profilecsv.ColChunkStartToken] = pybool(k > 0), itoa(k)
+		v[profilecsv.ColChunkEndToken], v[profilecsv.ColTotalPrefillTokens] = itoa(k+c), itoa(k+c)
 		seqLens = s.PrefillChunks
 	case KindMultiPrefill:
-		v["is_prefill"], v["batch_size"], v["is_mixed_batch"] = "True", itoa(len(s.PrefillChunks)), "True"
+		v[profilecsv.ColIsPrefill], v[profilecsv.ColBatchSize], v[profilecsv.ColIsMixedBatch] = "True", itoa(len(s.PrefillChunks)), "True"
 		seqLens = s.PrefillChunks
 	case KindTrueMixed:
 		np, nd := len(s.PrefillChunks), len(s.DecodeContexts)
@@ -145,14 +145,14 @@ func (rm *rowMaker) attentionValues(v map[string]string, r *result) {
 		for _, k := range s.DecodeContexts {
 			sumCtx += k
 		}
-		v["is_prefill"], v["batch_size"], v["mode"], v["is_true_mixed_batch"] = "True", itoa(np+nd), "true_mixed", "True"
-		v["total_prefill_tokens"] = itoa(sumPre)
-		v["prefill_seq_lens"], v["prefill_kv_cache_sizes"] = pylist(s.PrefillChunks), pylist(s.PrefillContexts)
-		v["decode_kv_cache_sizes"], v["num_prefill_seqs"], v["num_decode_seqs"] = pylist(s.DecodeContexts), itoa(np), itoa(nd)
-		v["decode_batch_size"], v["total_batch_size"], v["total_decode_tokens"] = itoa(nd), itoa(np+nd), itoa(nd)
-		v["decode_avg_kv_cache_size"] = ftoa(float64(sumCtx) / float64(nd))
-		v["batch_composition_ratio"] = ftoa(float64(np) / float64(np+nd))
-		v["is_true_mixed_batch"] = "True"
+		v[profilecsv.ColIsPrefill], v[profilecsv.ColBatchSize], v[profilecsv.ColMode], v[profilecsv.ColIsTrueMixedBatch] = "True", itoa(np+nd), "true_mixed", "True"
+		v[profilecsv.ColTotalPrefillTokens] = itoa(sumPre)
+		v[profilecsv.ColPrefillSeqLens], v[profilecsv.ColPrefillKVCacheSizes] = pylist(s.PrefillChunks), pylist(s.PrefillContexts)
+		v[profilecsv.ColDecodeKVCacheSizes], v[profilecsv.ColNumPrefillSeqs], v[profilecsv.ColNumDecodeSeqs] = pylist(s.DecodeContexts), itoa(np), itoa(nd)
+		v[profilecsv.ColDecodeBatchSize], v[profilecsv.ColTotalBatchSize], v[profilecsv.ColTotalDecodeTokens] = itoa(nd), itoa(np+nd), itoa(nd)
+		v[profilecsv.ColDecodeAvgKVCacheSize] = ftoa(float64(sumCtx) / float64(nd))
+		v[profilecsv.ColBatchCompositionRatio] = ftoa(float64(np) / float64(np+nd))
+		v[profilecsv.ColIsTrueMixedBatch] = "True"
 	}
 	if seqLens != nil {
 		n := float64(len(seqLens))
@@ -168,9 +168,9 @@ func (rm *rowMaker) attentionValues(v map[string]string, r *result) {
 		if variance < 0 {
 			variance = 0
 		}
-		v["seq_lens"], v["max_seq_len"], v["min_seq_len"] = pylist(seqLens), itoa(hi), itoa(lo)
-		v["avg_seq_len"], v["equal_seq_len"] = ftoa(mean), itoa(int(math.Sqrt(sq)))
-		v["seq_len_variance"], v["seq_len_std"], v["seq_len_cv"] = ftoa(variance), ftoa(math.Sqrt(variance)), ftoa(math.Sqrt(variance)/mean)
+		v[profilecsv.ColSeqLens], v[profilecsv.ColMaxSeqLen], v[profilecsv.ColMinSeqLen] = pylist(seqLens), itoa(hi), itoa(lo)
+		v[profilecsv.ColAvgSeqLen], v[profilecsv.ColEqualSeqLen] = ftoa(mean), itoa(int(math.Sqrt(sq)))
+		v[profilecsv.ColSeqLenVariance], v[profilecsv.ColSeqLenStd], v[profilecsv.ColSeqLenCV] = ftoa(variance), ftoa(math.Sqrt(variance)), ftoa(math.Sqrt(variance)/mean)
 	}
 }
 
@@ -184,31 +184,31 @@ func (rm *rowMaker) moeValues(v map[string]string, r *result) {
 	m, s := rm.model, r.shape
 	st := s.Load.Stats()
 	pol := routingPolicies[s.RoutingPath]
-	v["num_tokens"], v["num_experts"], v["num_experts_per_device"] = itoa(s.Tokens), itoa(m.NumExperts), itoa(len(s.Load.Counts))
-	v["expert_parallel_size"], v["routing_runtime_path"] = itoa(s.Layout.EP), s.RoutingPath
-	v["routing_assignment_policy"], v["routing_weight_policy"], v["routing_uses_router_logits"] = pol[0], pol[1], pol[2]
-	v["gating_runtime_context"], v["gating_runtime_context_impl"] = s.GatingContext, "none"
+	v[profilecsv.ColNumTokens], v[profilecsv.ColNumExperts], v[profilecsv.ColNumExpertsPerDevice] = itoa(s.Tokens), itoa(m.NumExperts), itoa(len(s.Load.Counts))
+	v[profilecsv.ColExpertParallelSize], v[profilecsv.ColRoutingRuntimePath] = itoa(s.Layout.EP), s.RoutingPath
+	v[profilecsv.ColRoutingAssignmentPolicy], v[profilecsv.ColRoutingWeightPolicy], v[profilecsv.ColRoutingUsesRouterLogits] = pol[0], pol[1], pol[2]
+	v[profilecsv.ColGatingRuntimeContext], v[profilecsv.ColGatingRuntimeContextImpl] = s.GatingContext, "none"
 	if s.GatingContext == spec.GatingPrefillHot {
-		v["gating_runtime_context_impl"] = "ffn_like_prefix_20x"
+		v[profilecsv.ColGatingRuntimeContextImpl] = "ffn_like_prefix_20x"
 	}
-	v["router_topk"], v["hidden_dim"], v["expert_hidden_dim"] = itoa(m.TopK), itoa(m.HiddenSize), itoa(m.MoEIntermediateSize)
-	v["use_gated"], v["total_routed_tokens"] = pybool(m.GatedMLP), itoa(st.Routed)
-	v["model_expansion_ratio"] = ftoa(float64(m.MoEIntermediateSize) / float64(m.HiddenSize))
-	v["tokens_per_expert_avg"], v["tokens_to_experts_ratio"] = ftoa(st.AvgPerExp), ftoa(st.AvgPerExp)
-	v["expert_utilization"], v["min_load_ratio"], v["load_imbalance_cv"] = ftoa(st.Utilization), ftoa(st.MinRatio), ftoa(st.CV)
-	v["max_load_ratio"], v["load_entropy"], v["load_gini_coefficient"] = ftoa(st.MaxRatio), ftoa(st.EntropyBits), ftoa(st.Gini)
-	v["load_distribution"], v["seed"] = s.Distribution, strconv.FormatUint(s.LoadSeed, 10)
+	v[profilecsv.ColRouterTopk], v[profilecsv.ColHiddenDim], v[profilecsv.ColExpertHiddenDim] = itoa(m.TopK), itoa(m.HiddenSize), itoa(m.MoEIntermediateSize)
+	v[profilecsv.ColUseGated], v[profilecsv.ColTotalRoutedTokens] = pybool(m.GatedMLP), itoa(st.Routed)
+	v[profilecsv.ColModelExpansionRatio] = ftoa(float64(m.MoEIntermediateSize) / float64(m.HiddenSize))
+	v[profilecsv.ColTokensPerExpertAvg], v[profilecsv.ColTokensToExpertsRatio] = ftoa(st.AvgPerExp), ftoa(st.AvgPerExp)
+	v[profilecsv.ColExpertUtilization], v[profilecsv.ColMinLoadRatio], v[profilecsv.ColLoadImbalanceCV] = ftoa(st.Utilization), ftoa(st.MinRatio), ftoa(st.CV)
+	v[profilecsv.ColMaxLoadRatio], v[profilecsv.ColLoadEntropy], v[profilecsv.ColLoadGiniCoefficient] = ftoa(st.MaxRatio), ftoa(st.EntropyBits), ftoa(st.Gini)
+	v[profilecsv.ColLoadDistribution], v[profilecsv.ColSeed] = s.Distribution, strconv.FormatUint(s.LoadSeed, 10)
 	if resp := r.resp[spec.OpMoEGroupedGEMM]; resp != nil {
-		v["moe_grouped_gemm_backend"] = resp.Impl
+		v[profilecsv.ColMoEGroupedGemmBackend] = resp.Impl
 	}
-	v["max_expert_tokens"], v["expert_tensor_parallel_size"] = itoa(s.Load.MaxExpert()), itoa(s.Layout.MoETP())
-	v["ep_rank"], v["expert_token_counts"] = itoa(s.Load.Rank), pylist(s.Load.Counts)
+	v[profilecsv.ColMaxExpertTokens], v[profilecsv.ColExpertTensorParallelSize] = itoa(s.Load.MaxExpert()), itoa(s.Layout.MoETP())
+	v[profilecsv.ColEPRank], v[profilecsv.ColExpertTokenCounts] = itoa(s.Load.Rank), pylist(s.Load.Counts)
 }
 
 func (rm *rowMaker) hostValues(v map[string]string, r *result) {
 	s := r.shape
-	v["batch_size"], v["tensor_parallel_degree"] = itoa(s.BatchSize), itoa(s.Layout.TP)
-	v["num_prefill_tokens"], v["num_decode_tokens"], v["scheduling_mode"] = itoa(s.PrefillTokens), itoa(s.DecodeTokens), "sync"
+	v[profilecsv.ColBatchSize], v[profilecsv.ColTensorParallelDegree] = itoa(s.BatchSize), itoa(s.Layout.TP)
+	v[profilecsv.ColNumPrefillTokens], v[profilecsv.ColNumDecodeTokens], v[profilecsv.ColSchedulingMode] = itoa(s.PrefillTokens), itoa(s.DecodeTokens), "sync"
 	for op, resp := range r.resp {
 		if c, ok := profilecsv.HostStem(op); ok {
 			v[c+"_mean"], v[c+"_median"] = ftoa(resp.Stats.Mean), ftoa(resp.Stats.Median)

@@ -153,10 +153,10 @@ func detectFamily(h *header) (spec.Family, string, error) {
 		}
 	}
 	// Every remaining operator is token-wise (linear_op or legacy mlp.csv).
-	if h.col("num_tokens") < 0 {
+	if h.col(profilecsv.ColNumTokens) < 0 {
 		return "", "", fmt.Errorf("unknown profile family: operators %s but no num_tokens column", strings.Join(ops, ", "))
 	}
-	if h.col("measurement_type") < 0 && h.col("model_arch") < 0 && h.col("profiling_precision") < 0 {
+	if h.col(profilecsv.ColMeasurementType) < 0 && h.col(profilecsv.ColModelArch) < 0 && h.col(profilecsv.ColProfilingPrecision) < 0 {
 		return spec.FamilyLinear, dialectVidurMLP, nil
 	}
 	return spec.FamilyLinear, dialectFrontier, nil

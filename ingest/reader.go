@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/dataset"
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -228,7 +229,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 
 	// Measurement type: the measurement_type column, else the file name,
 	// else CUDA_EVENT; every row of a file must agree.
-	mcol := r.use("measurement_type")
+	mcol := r.use(profilecsv.ColMeasurementType)
 	nameMeas := spec.CUDAEvent
 	if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))), "_kernel_only") {
 		nameMeas = spec.KernelOnly
@@ -394,13 +395,13 @@ func familyExtras(f spec.Family) []extraCol {
 
 // commonExtras are kept for every family where the file has them.
 var commonExtras = []extraCol{
-	{"profiling_backend", "profiling_backend", kindString}, // collect's: synthetic or torch
-	{"impl", "impl", kindString},
-	{"shape_id", "shape_id", kindString},
-	{"profiling_precision", "profiling_precision", kindString},
-	{"quant_signature", "quant_signature", kindString},
-	{"model_arch", "model_arch", kindString},
-	{"model_architecture_profile", "model_architecture_profile", kindString},
+	{"profiling_backend", profilecsv.ColProfilingBackend, kindString}, // collect's: synthetic or torch
+	{"impl", profilecsv.ColImpl, kindString},
+	{"shape_id", profilecsv.ColShapeID, kindString},
+	{"profiling_precision", profilecsv.ColProfilingPrecision, kindString},
+	{"quant_signature", profilecsv.ColQuantSignature, kindString},
+	{"model_arch", profilecsv.ColModelArch, kindString},
+	{"model_architecture_profile", profilecsv.ColModelArchitectureProfile, kindString},
 }
 
 // timeOpStats claims the statistics columns of every time_stats.<op> group

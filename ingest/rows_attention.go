@@ -3,6 +3,7 @@ package ingest
 import (
 	"math"
 
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -14,22 +15,22 @@ const (
 )
 
 var attentionExtras = []extraCol{
-	{"mode", "mode", kindString},
-	{"attention_backend", "attention_backend", kindString},
-	{"n_embd", "n_embd", kindInt},
-	{"n_q_head", "n_q_head", kindInt},
-	{"n_kv_head", "n_kv_head", kindInt},
-	{"block_size", "block_size", kindInt},
-	{"max_model_len", "max_model_len", kindInt},
-	{"is_chunked_prefill_sample", "is_chunked_prefill_sample", kindBool},
-	{"csv_batch_size", "batch_size", kindInt},
-	{"csv_kv_cache_size", "kv_cache_size", kindInt},
-	{"csv_prefill_chunk_size", "prefill_chunk_size", kindInt},
-	{"total_tokens", "total_tokens", kindInt},
-	{"seq_lens", "seq_lens", kindString},
-	{"prefill_seq_lens", "prefill_seq_lens", kindString},
-	{"prefill_kv_cache_sizes", "prefill_kv_cache_sizes", kindString},
-	{"decode_kv_cache_sizes", "decode_kv_cache_sizes", kindString},
+	{"mode", profilecsv.ColMode, kindString},
+	{"attention_backend", profilecsv.ColAttentionBackend, kindString},
+	{"n_embd", profilecsv.ColNEmbd, kindInt},
+	{"n_q_head", profilecsv.ColNQHead, kindInt},
+	{"n_kv_head", profilecsv.ColNKVHead, kindInt},
+	{"block_size", profilecsv.ColBlockSize, kindInt},
+	{"max_model_len", profilecsv.ColMaxModelLen, kindInt},
+	{"is_chunked_prefill_sample", profilecsv.ColIsChunkedPrefillSample, kindBool},
+	{"csv_batch_size", profilecsv.ColBatchSize, kindInt},
+	{"csv_kv_cache_size", profilecsv.ColKVCacheSize, kindInt},
+	{"csv_prefill_chunk_size", profilecsv.ColPrefillChunkSize, kindInt},
+	{"total_tokens", profilecsv.ColTotalTokens, kindInt},
+	{"seq_lens", profilecsv.ColSeqLens, kindString},
+	{"prefill_seq_lens", profilecsv.ColPrefillSeqLens, kindString},
+	{"prefill_kv_cache_sizes", profilecsv.ColPrefillKVCacheSizes, kindString},
+	{"decode_kv_cache_sizes", profilecsv.ColDecodeKVCacheSizes, kindString},
 }
 
 // Notes on the attention cells that time an empty call.
@@ -63,26 +64,26 @@ var tokenOps = []string{spec.OpAttnInputReshape, spec.OpAttnKVCacheSave, spec.Op
 // attn_prefill cells of decode-only rows time an empty call and are
 // skipped (counted in the input's notes).
 func attentionRows(r *reader) (rowFunc, error) {
-	if err := r.h.require("num_tensor_parallel_workers", "is_prefill", "batch_size", "kv_cache_size", "prefill_chunk_size"); err != nil {
+	if err := r.h.require(profilecsv.ColNumTensorParallelWorkers, profilecsv.ColIsPrefill, profilecsv.ColBatchSize, profilecsv.ColKVCacheSize, profilecsv.ColPrefillChunkSize); err != nil {
 		return nil, err
 	}
-	tpCol := r.use("num_tensor_parallel_workers")
-	prefillCol := r.use("is_prefill")
-	batchCol := r.use("batch_size")
-	kvCol := r.use("kv_cache_size")
-	chunkCol := r.use("prefill_chunk_size")
-	mixedCol := r.use("is_mixed_batch")
-	trueCol := r.use("is_true_mixed_batch")
-	seqCol := r.use("seq_lens")
-	totalCol := r.use("num_tokens") // collect's: the new tokens of the batch
+	tpCol := r.use(profilecsv.ColNumTensorParallelWorkers)
+	prefillCol := r.use(profilecsv.ColIsPrefill)
+	batchCol := r.use(profilecsv.ColBatchSize)
+	kvCol := r.use(profilecsv.ColKVCacheSize)
+	chunkCol := r.use(profilecsv.ColPrefillChunkSize)
+	mixedCol := r.use(profilecsv.ColIsMixedBatch)
+	trueCol := r.use(profilecsv.ColIsTrueMixedBatch)
+	seqCol := r.use(profilecsv.ColSeqLens)
+	totalCol := r.use(profilecsv.ColNumTokens) // collect's: the new tokens of the batch
 	if totalCol < 0 {
-		totalCol = r.use("total_tokens")
+		totalCol = r.use(profilecsv.ColTotalTokens)
 	} else {
-		r.use("total_tokens")
+		r.use(profilecsv.ColTotalTokens)
 	}
-	plCol := r.use("prefill_seq_lens")
-	pkCol := r.use("prefill_kv_cache_sizes")
-	dkCol := r.use("decode_kv_cache_sizes")
+	plCol := r.use(profilecsv.ColPrefillSeqLens)
+	pkCol := r.use(profilecsv.ColPrefillKVCacheSizes)
+	dkCol := r.use(profilecsv.ColDecodeKVCacheSizes)
 	cols := map[string]statCols{}
 	opID := map[string]int32{}
 	for _, op := range r.h.timeOps() {

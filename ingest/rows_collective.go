@@ -1,14 +1,15 @@
 package ingest
 
 import (
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 var collectiveExtras = []extraCol{
-	{"collective", "collective", kindString},
-	{"rank", "rank", kindInt},
-	{"devices_per_node", "devices_per_node", kindInt},
-	{"max_devices_per_node", "max_devices_per_node", kindInt},
+	{"collective", profilecsv.ColCollective, kindString},
+	{"rank", profilecsv.ColRank, kindInt},
+	{"devices_per_node", profilecsv.ColDevicesPerNode, kindInt},
+	{"max_devices_per_node", profilecsv.ColMaxDevicesPerNode, kindInt},
 }
 
 // collectiveRows reads Vidur network files (all_reduce.csv, send_recv.csv):
@@ -20,13 +21,13 @@ var collectiveExtras = []extraCol{
 // from the intra-node ones of the same group size. devices_per_node is also
 // kept as a column.
 func collectiveRows(r *reader) (rowFunc, error) {
-	if err := r.h.require("num_workers", "size"); err != nil {
+	if err := r.h.require(profilecsv.ColNumWorkers, profilecsv.ColSize); err != nil {
 		return nil, err
 	}
-	workersCol := r.use("num_workers")
-	sizeCol := r.use("size")
-	tpCol := r.use("num_tensor_parallel_workers")
-	dpnCol := r.use("devices_per_node")
+	workersCol := r.use(profilecsv.ColNumWorkers)
+	sizeCol := r.use(profilecsv.ColSize)
+	tpCol := r.use(profilecsv.ColNumTensorParallelWorkers)
+	dpnCol := r.use(profilecsv.ColDevicesPerNode)
 	ops, ids, err := r.timeOpStats()
 	if err != nil {
 		return nil, err

@@ -8,9 +8,9 @@ import (
 )
 
 var cpuExtras = []extraCol{
-	{"model_name", "model_name", kindString},
-	{"scheduling_mode", "scheduling_mode", kindString},
-	{"pipeline_stage_id", "pipeline_stage_id", kindInt},
+	{"model_name", profilecsv.ColModelName, kindString},
+	{"scheduling_mode", profilecsv.ColSchedulingMode, kindString},
+	{"pipeline_stage_id", profilecsv.ColPipelineStageID, kindInt},
 }
 
 // cpuRows reads the CPU overhead format: one operator per column stem
@@ -22,16 +22,16 @@ var cpuExtras = []extraCol{
 // gives ray_comm_time only as a mean) takes its mean as the median; a
 // ray_comm_time of 0 means no Ray hand-off and is skipped, not excluded.
 func cpuRows(r *reader) (rowFunc, error) {
-	if err := r.h.require("batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens"); err != nil {
+	if err := r.h.require(profilecsv.ColBatchSize, profilecsv.ColTensorParallelDegree, profilecsv.ColNumPrefillTokens, profilecsv.ColNumDecodeTokens); err != nil {
 		return nil, err
 	}
-	batchCol := r.use("batch_size")
-	tpCol := r.use("tensor_parallel_degree")
-	preCol := r.use("num_prefill_tokens")
-	decCol := r.use("num_decode_tokens")
-	modelCol := r.use("model_name")
-	modeCol := r.use("scheduling_mode")
-	stageCol := r.use("pipeline_stage_id")
+	batchCol := r.use(profilecsv.ColBatchSize)
+	tpCol := r.use(profilecsv.ColTensorParallelDegree)
+	preCol := r.use(profilecsv.ColNumPrefillTokens)
+	decCol := r.use(profilecsv.ColNumDecodeTokens)
+	modelCol := r.use(profilecsv.ColModelName)
+	modeCol := r.use(profilecsv.ColSchedulingMode)
+	stageCol := r.use(profilecsv.ColPipelineStageID)
 	var ops []statCols
 	var ids []int32
 	for _, c := range profilecsv.HostOps {

@@ -1,14 +1,16 @@
 package ingest
 
+import "github.com/ftk-dev/ftk/profilecsv"
+
 var linearExtras = []extraCol{
-	{"n_head", "n_head", kindInt},
-	{"n_kv_head", "n_kv_head", kindInt},
-	{"n_embd", "n_embd", kindInt},
-	{"n_expanded_embd", "n_expanded_embd", kindInt},
-	{"vocab_size", "vocab_size", kindInt},
-	{"use_gated_mlp", "use_gated_mlp", kindBool},
-	{"use_qk_norm", "use_qk_norm", kindBool},
-	{"attn_output_gate", "attn_output_gate", kindBool},
+	{"n_head", profilecsv.ColNHead, kindInt},
+	{"n_kv_head", profilecsv.ColNKVHead, kindInt},
+	{"n_embd", profilecsv.ColNEmbd, kindInt},
+	{"n_expanded_embd", profilecsv.ColNExpandedEmbd, kindInt},
+	{"vocab_size", profilecsv.ColVocabSize, kindInt},
+	{"use_gated_mlp", profilecsv.ColUseGatedMLP, kindBool},
+	{"use_qk_norm", profilecsv.ColUseQKNorm, kindBool},
+	{"attn_output_gate", profilecsv.ColAttnOutputGate, kindBool},
 }
 
 // linearRows reads linear_op.csv and legacy Vidur mlp.csv: every
@@ -16,11 +18,11 @@ var linearExtras = []extraCol{
 // keyed by num_tensor_parallel_workers. A blank group means the operator
 // was not measured on that row.
 func linearRows(r *reader) (rowFunc, error) {
-	if err := r.h.require("num_tokens", "num_tensor_parallel_workers"); err != nil {
+	if err := r.h.require(profilecsv.ColNumTokens, profilecsv.ColNumTensorParallelWorkers); err != nil {
 		return nil, err
 	}
-	tokCol := r.use("num_tokens")
-	tpCol := r.use("num_tensor_parallel_workers")
+	tokCol := r.use(profilecsv.ColNumTokens)
+	tpCol := r.use(profilecsv.ColNumTensorParallelWorkers)
 	ops, ids, err := r.timeOpStats()
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/dataset"
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -15,32 +16,32 @@ const (
 )
 
 var moeExtras = []extraCol{
-	{"num_experts", "num_experts", kindInt},
-	{"router_topk", "router_topk", kindInt},
-	{"hidden_dim", "hidden_dim", kindInt},
-	{"expert_hidden_dim", "expert_hidden_dim", kindInt},
-	{"use_gated", "use_gated", kindBool},
-	{"gating_runtime_context", "gating_runtime_context", kindString},
-	{"gating_runtime_context_impl", "gating_runtime_context_impl", kindString},
-	{"routing_assignment_policy", "routing_assignment_policy", kindString},
-	{"routing_weight_policy", "routing_weight_policy", kindString},
-	{"routing_uses_router_logits", "routing_uses_router_logits", kindBool},
-	{"moe_grouped_gemm_backend", "moe_grouped_gemm_backend", kindString},
-	{"csv_num_tokens", "num_tokens", kindInt},
-	{"csv_total_routed_tokens", "total_routed_tokens", kindFloat},
-	{"tokens_per_expert_avg", "tokens_per_expert_avg", kindFloat},
-	{"min_load_ratio", "min_load_ratio", kindFloat},
-	{"max_load_ratio", "max_load_ratio", kindFloat},
-	{"expert_utilization", "expert_utilization", kindFloat},
-	{"load_imbalance_cv", "load_imbalance_cv", kindFloat},
-	{"load_entropy", "load_entropy", kindFloat},
-	{"load_gini_coefficient", "load_gini_coefficient", kindFloat},
-	{"load_distribution", "load_distribution", kindString},
-	{"seed", "seed", kindInt},
-	{"csv_max_expert_tokens", "max_expert_tokens", kindFloat},
-	{"expert_tensor_parallel_size", "expert_tensor_parallel_size", kindInt},
-	{"ep_rank", "ep_rank", kindInt},
-	{"expert_token_counts", "expert_token_counts", kindString},
+	{"num_experts", profilecsv.ColNumExperts, kindInt},
+	{"router_topk", profilecsv.ColRouterTopk, kindInt},
+	{"hidden_dim", profilecsv.ColHiddenDim, kindInt},
+	{"expert_hidden_dim", profilecsv.ColExpertHiddenDim, kindInt},
+	{"use_gated", profilecsv.ColUseGated, kindBool},
+	{"gating_runtime_context", profilecsv.ColGatingRuntimeContext, kindString},
+	{"gating_runtime_context_impl", profilecsv.ColGatingRuntimeContextImpl, kindString},
+	{"routing_assignment_policy", profilecsv.ColRoutingAssignmentPolicy, kindString},
+	{"routing_weight_policy", profilecsv.ColRoutingWeightPolicy, kindString},
+	{"routing_uses_router_logits", profilecsv.ColRoutingUsesRouterLogits, kindBool},
+	{"moe_grouped_gemm_backend", profilecsv.ColMoEGroupedGemmBackend, kindString},
+	{"csv_num_tokens", profilecsv.ColNumTokens, kindInt},
+	{"csv_total_routed_tokens", profilecsv.ColTotalRoutedTokens, kindFloat},
+	{"tokens_per_expert_avg", profilecsv.ColTokensPerExpertAvg, kindFloat},
+	{"min_load_ratio", profilecsv.ColMinLoadRatio, kindFloat},
+	{"max_load_ratio", profilecsv.ColMaxLoadRatio, kindFloat},
+	{"expert_utilization", profilecsv.ColExpertUtilization, kindFloat},
+	{"load_imbalance_cv", profilecsv.ColLoadImbalanceCV, kindFloat},
+	{"load_entropy", profilecsv.ColLoadEntropy, kindFloat},
+	{"load_gini_coefficient", profilecsv.ColLoadGiniCoefficient, kindFloat},
+	{"load_distribution", profilecsv.ColLoadDistribution, kindString},
+	{"seed", profilecsv.ColSeed, kindInt},
+	{"csv_max_expert_tokens", profilecsv.ColMaxExpertTokens, kindFloat},
+	{"expert_tensor_parallel_size", profilecsv.ColExpertTensorParallelSize, kindInt},
+	{"ep_rank", profilecsv.ColEPRank, kindInt},
+	{"expert_token_counts", profilecsv.ColExpertTokenCounts, kindString},
 }
 
 // moeRows reads moe.csv (and the legacy dialect with moe_gating and
@@ -61,11 +62,11 @@ var moeExtras = []extraCol{
 // taken as evenly loaded. Every such choice is written in the manifest.
 func moeRows(r *reader) (rowFunc, error) {
 	h := r.h
-	if err := h.require("num_tokens", "num_tensor_parallel_workers"); err != nil {
+	if err := h.require(profilecsv.ColNumTokens, profilecsv.ColNumTensorParallelWorkers); err != nil {
 		return nil, err
 	}
-	tokCol := r.use("num_tokens")
-	tpCol := r.use("num_tensor_parallel_workers")
+	tokCol := r.use(profilecsv.ColNumTokens)
+	tpCol := r.use(profilecsv.ColNumTensorParallelWorkers)
 	parts := map[string][]statCols{}
 	for _, op := range h.timeOps() {
 		c, err := h.stats(op)
@@ -92,21 +93,21 @@ func moeRows(r *reader) (rowFunc, error) {
 	_, hasShuffle := parts[spec.OpMoEShuffling]
 	_, hasGEMM := parts[spec.OpMoEGroupedGEMM]
 
-	epCol := r.use("expert_parallel_size")
-	localCol := r.use("num_experts_per_device")
-	expertsCol := r.use("num_experts")
-	topkCol := r.use("router_topk")
+	epCol := r.use(profilecsv.ColExpertParallelSize)
+	localCol := r.use(profilecsv.ColNumExpertsPerDevice)
+	expertsCol := r.use(profilecsv.ColNumExperts)
+	topkCol := r.use(profilecsv.ColRouterTopk)
 	if (hasShuffle || hasGEMM) && localCol < 0 && expertsCol < 0 {
-		return nil, fmt.Errorf("missing required column %q (or num_experts)", "num_experts_per_device")
+		return nil, fmt.Errorf("missing required column %q (or num_experts)", profilecsv.ColNumExpertsPerDevice)
 	}
 	if epCol < 0 && (hasShuffle || hasGEMM) {
 		r.in.Notes = append(r.in.Notes, "no expert_parallel_size column: EP taken as 1")
 	}
-	maxExpCol := r.use("max_expert_tokens") // collect's: the second feature itself
-	rankCol := r.use("ep_rank")
-	routedCol := r.use("total_routed_tokens")
-	avgCol := r.use("tokens_per_expert_avg")
-	maxRatioCol := r.use("max_load_ratio")
+	maxExpCol := r.use(profilecsv.ColMaxExpertTokens) // collect's: the second feature itself
+	rankCol := r.use(profilecsv.ColEPRank)
+	routedCol := r.use(profilecsv.ColTotalRoutedTokens)
+	avgCol := r.use(profilecsv.ColTokensPerExpertAvg)
+	maxRatioCol := r.use(profilecsv.ColMaxLoadRatio)
 	uniform := false
 	if hasGEMM {
 		switch n := btoi(routedCol >= 0) + btoi(avgCol >= 0) + btoi(maxRatioCol >= 0); {
@@ -114,14 +115,14 @@ func moeRows(r *reader) (rowFunc, error) {
 			uniform = true
 			r.in.Notes = append(r.in.Notes, "no load columns (total_routed_tokens, tokens_per_expert_avg, max_load_ratio): experts taken as evenly loaded, total_routed_tokens = num_tokens*router_topk/EP, max_expert_tokens = ceil(total_routed_tokens/local experts)")
 		case n < 3:
-			if err := h.require("total_routed_tokens", "tokens_per_expert_avg", "max_load_ratio"); err != nil {
+			if err := h.require(profilecsv.ColTotalRoutedTokens, profilecsv.ColTokensPerExpertAvg, profilecsv.ColMaxLoadRatio); err != nil {
 				return nil, err
 			}
 		}
 	}
-	ctxCol := r.use("gating_runtime_context")
-	pathCol := r.use("routing_runtime_path")
-	distCol := r.use("load_distribution")
+	ctxCol := r.use(profilecsv.ColGatingRuntimeContext)
+	pathCol := r.use(profilecsv.ColRoutingRuntimePath)
+	distCol := r.use(profilecsv.ColLoadDistribution)
 	if ctxCol < 0 && (len(parts[spec.OpMoEGatingLinear]) > 0 || len(parts[spec.OpMoERoutingTopK]) > 0) {
 		r.in.Notes = append(r.in.Notes, "no gating_runtime_context column: gating rows taken as "+spec.GatingStandalone)
 	}

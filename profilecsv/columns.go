@@ -22,44 +22,44 @@ var opOrder = map[spec.Family][]string{
 	spec.FamilyMoE:       {spec.OpMoEGatingLinear, spec.OpMoERoutingTopK, spec.OpMoEShuffling, spec.OpMoEGroupedGEMM},
 }
 
-var linearKeys = []string{"n_head", "n_kv_head", "n_embd", "n_expanded_embd", "vocab_size", "use_gated_mlp", "use_qk_norm",
-	"attn_output_gate", "num_tokens", "num_tensor_parallel_workers", "padded_n_embd", "padded_n_expanded_embd", "model_arch",
-	"is_step2_mini", "share_expert_dim", "share_q_dim", "measurement_type", "profiling_precision", "quant_signature",
-	"model_architecture_profile"}
+var linearKeys = []string{ColNHead, ColNKVHead, ColNEmbd, ColNExpandedEmbd, ColVocabSize, ColUseGatedMLP, ColUseQKNorm,
+	ColAttnOutputGate, ColNumTokens, ColNumTensorParallelWorkers, ColPaddedNEmbd, ColPaddedNExpandedEmbd, ColModelArch,
+	ColIsStep2Mini, ColShareExpertDim, ColShareQDim, ColMeasurementType, ColProfilingPrecision, ColQuantSignature,
+	ColModelArchitectureProfile}
 
-var attentionKeys = []string{"n_embd", "n_q_head", "n_kv_head", "block_size", "num_tensor_parallel_workers", "max_model_len",
-	"batch_size", "prefill_chunk_size", "kv_cache_size", "is_prefill", "attention_backend", "is_mixed_batch", "mode",
-	"seq_lens", "total_tokens", "max_seq_len", "min_seq_len", "avg_seq_len", "equal_seq_len", "seq_len_variance",
-	"seq_len_std", "seq_len_cv", "is_chunked_prefill_sample", "chunk_start_token", "chunk_end_token",
-	"total_prefill_tokens", "profiling_precision", "model_arch", "quant_signature", "measurement_type",
-	"model_architecture_profile", "prefill_seq_lens", "prefill_kv_cache_sizes", "decode_kv_cache_sizes",
-	"num_prefill_seqs", "num_decode_seqs", "decode_batch_size", "total_batch_size", "total_decode_tokens",
-	"decode_avg_kv_cache_size", "batch_composition_ratio", "is_true_mixed_batch",
+var attentionKeys = []string{ColNEmbd, ColNQHead, ColNKVHead, ColBlockSize, ColNumTensorParallelWorkers, ColMaxModelLen,
+	ColBatchSize, ColPrefillChunkSize, ColKVCacheSize, ColIsPrefill, ColAttentionBackend, ColIsMixedBatch, ColMode,
+	ColSeqLens, ColTotalTokens, ColMaxSeqLen, ColMinSeqLen, ColAvgSeqLen, ColEqualSeqLen, ColSeqLenVariance,
+	ColSeqLenStd, ColSeqLenCV, ColIsChunkedPrefillSample, ColChunkStartToken, ColChunkEndToken,
+	ColTotalPrefillTokens, ColProfilingPrecision, ColModelArch, ColQuantSignature, ColMeasurementType,
+	ColModelArchitectureProfile, ColPrefillSeqLens, ColPrefillKVCacheSizes, ColDecodeKVCacheSizes,
+	ColNumPrefillSeqs, ColNumDecodeSeqs, ColDecodeBatchSize, ColTotalBatchSize, ColTotalDecodeTokens,
+	ColDecodeAvgKVCacheSize, ColBatchCompositionRatio, ColIsTrueMixedBatch,
 	// collect's: the new tokens of the batch, the feature of the token-wise attention ops.
-	"num_tokens"}
+	ColNumTokens}
 
-var moeKeys = []string{"num_tokens", "num_experts", "num_experts_per_device", "expert_parallel_size",
-	"routing_runtime_path", "routing_assignment_policy", "routing_weight_policy", "routing_uses_router_logits",
-	"gating_runtime_context", "gating_runtime_context_impl", "router_topk", "hidden_dim", "expert_hidden_dim",
-	"use_gated", "num_tensor_parallel_workers", "total_routed_tokens", "model_expansion_ratio", "tokens_per_expert_avg",
-	"tokens_to_experts_ratio", "expert_utilization", "min_load_ratio", "load_imbalance_cv", "max_load_ratio",
-	"load_entropy", "load_gini_coefficient", "load_distribution", "seed", "moe_grouped_gemm_backend",
-	"measurement_type", "profiling_precision", "model_arch", "quant_signature", "model_architecture_profile",
+var moeKeys = []string{ColNumTokens, ColNumExperts, ColNumExpertsPerDevice, ColExpertParallelSize,
+	ColRoutingRuntimePath, ColRoutingAssignmentPolicy, ColRoutingWeightPolicy, ColRoutingUsesRouterLogits,
+	ColGatingRuntimeContext, ColGatingRuntimeContextImpl, ColRouterTopk, ColHiddenDim, ColExpertHiddenDim,
+	ColUseGated, ColNumTensorParallelWorkers, ColTotalRoutedTokens, ColModelExpansionRatio, ColTokensPerExpertAvg,
+	ColTokensToExpertsRatio, ColExpertUtilization, ColMinLoadRatio, ColLoadImbalanceCV, ColMaxLoadRatio,
+	ColLoadEntropy, ColLoadGiniCoefficient, ColLoadDistribution, ColSeed, ColMoEGroupedGemmBackend,
+	ColMeasurementType, ColProfilingPrecision, ColModelArch, ColQuantSignature, ColModelArchitectureProfile,
 	// collect's: the grouped GEMM's second feature, the in-expert TP degree,
 	// the EP rank measured and its per-expert token counts.
-	"max_expert_tokens", "expert_tensor_parallel_size", "ep_rank", "expert_token_counts"}
+	ColMaxExpertTokens, ColExpertTensorParallelSize, ColEPRank, ColExpertTokenCounts}
 
 // networkKeys follow the Vidur network files; the first, unnamed column is
 // the row index as pandas writes it.
-var networkKeys = []string{"rank", "num_workers", "size", "collective", "devices_per_node", "max_devices_per_node",
+var networkKeys = []string{ColRank, ColNumWorkers, ColSize, ColCollective, ColDevicesPerNode, ColMaxDevicesPerNode,
 	// collect's: the layout's TP (EP dispatch/combine predictors are keyed by it).
-	"num_tensor_parallel_workers", "measurement_type", "profiling_precision"}
+	ColNumTensorParallelWorkers, ColMeasurementType, ColProfilingPrecision}
 
 // HostColumns is the CPU overhead schema of docs/formats.md, milliseconds.
-var HostColumns = []string{"model_name", "batch_size", "tensor_parallel_degree", "num_prefill_tokens", "num_decode_tokens",
-	"scheduling_mode", "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
+var HostColumns = []string{ColModelName, ColBatchSize, ColTensorParallelDegree, ColNumPrefillTokens, ColNumDecodeTokens,
+	ColSchedulingMode, "schedule_mean", "schedule_median", "sampler_e2e_mean", "sampler_e2e_median",
 	"prepare_inputs_e2e_mean", "prepare_inputs_e2e_median", "process_model_outputs_mean",
-	"process_model_outputs_median", "ray_comm_time_mean", "measurement_type",
+	"process_model_outputs_median", "ray_comm_time_mean", ColMeasurementType,
 	// ftk's host issue costs (spec.IssueOps), one per kind: blank on the
 	// step-composition rows, filled on the issue rows.
 	"issue_call_mean", "issue_call_median", "issue_module_mean", "issue_module_median",
@@ -100,8 +100,8 @@ func HostStem(op string) (string, bool) {
 // ExtraColumns close every file: where the row came from. profiling_backend
 // is "synthetic" for rows of the device model; shape_id keys resume; the
 // GPU telemetry columns are blank without NVML.
-var ExtraColumns = []string{"profiling_backend", "impl", "device", "model_name", "shape_id",
-	"sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w", "clock_event_reasons", "remeasured"}
+var ExtraColumns = []string{ColProfilingBackend, ColImpl, ColDevice, ColModelName, ColShapeID,
+	ColSmClockMhz, ColMemClockMhz, ColTemperatureC, ColPowerW, ColClockEventReasons, ColRemeasured}
 
 // StatNames are the per-operator statistics columns
 // (time_stats.<op>.<stat>), in file order; the first five are required.
