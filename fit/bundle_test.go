@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
-	"github.com/ftk-dev/ftk/spec"
 )
 
 func TestFitWriteLoadA800(t *testing.T) {
@@ -86,69 +83,5 @@ func TestBundleDeterministic(t *testing.T) {
 	}
 	if bytes.Equal(files[0], files[2]) {
 		t.Error("another seed, same bundle bytes")
-	}
-}
-
-// TestPredictConcurrent: predictors are safe for concurrent use and count
-// every out-of-domain query once.
-func TestPredictConcurrent(t *testing.T) {
-	b := smallBundle(t, 1)
-	var p *bundle.Predictor
-	for _, k := range b.Keys() {
-		if k.Op == spec.OpAttnPrefill {
-			p, _ = b.Predictor(k)
-		}
-	}
-	dom := p.Domain()
-	in := []float64{dom[0].Min, (dom[1].Min + dom[1].Max) / 2}
-	out := []float64{dom[0].Max * 3, dom[1].Max * 2}
-	want := p.PredictMs(in)
-	p.ResetExtrapolated()
-	var wg sync.WaitGroup
-	const workers, each = 8, 2000
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				if v := p.PredictMs(in); v != want {
-					t.Errorf("concurrent prediction %g, want %g", v, want)
-					return
-				}
-				p.PredictMs(out)
-			}
-		}()
-	}
-	wg.Wait()
-	if got := p.Extrapolated(); got != workers*each {
-		t.Errorf("Extrapolated() = %d, want %d", got, workers*each)
-	}
-	if n := b.Extrapolated()[p.Key()]; n != workers*each {
-		t.Errorf("bundle counts %d", n)
-	}
-	if p.PredictMs([]float64{1}) == p.PredictMs([]float64{1}) {
-		t.Error("a query with the wrong number of features is not NaN")
-	}
-}
-
-// TestBundleAPI: keys are sorted; an empty measurement means the bundle's.
-func TestBundleAPI(t *testing.T) {
-	b := smallBundle(t, 1)
-	keys := b.Keys()
-	if !slices.IsSortedFunc(keys, bundle.CompareKeys) || len(keys) != 2 {
-		t.Fatalf("keys %v", keys)
-	}
-	k := keys[0]
-	k.Measurement = ""
-	if p, ok := b.Predictor(k); !ok || p.Key() != keys[0] {
-		t.Errorf("lookup without measurement: %v %v", p, ok)
-	}
-	k.Measurement = spec.KernelOnly
-	if _, ok := b.Predictor(k); ok {
-		t.Error("KERNEL_ONLY key answered by a CUDA_EVENT bundle")
-	}
-	p, _ := b.Predictor(keys[0])
-	if got := p.Domain(); len(got) != len(spec.OpFeatures(keys[0].Op)) || got[0].Min > got[0].Max {
-		t.Errorf("domain %v", got)
 	}
 }
