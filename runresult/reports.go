@@ -22,7 +22,10 @@ type MemoryReport struct {
 	ActivationBytes int64 `json:"activation_bytes"`
 	OverheadBytes   int64 `json:"overhead_bytes"`
 	// KVBytes is the memory left for the KV cache.
-	KVBytes         int64 `json:"kv_bytes"`
+	KVBytes int64 `json:"kv_bytes"`
+	// KVBytesPerToken is what one token takes in the full-attention layers
+	// of one GPU (every layer unless some attend locally; local layers
+	// hold at most their window per sequence on top).
 	KVBytesPerToken int64 `json:"kv_bytes_per_token"`
 	BlockSize       int   `json:"block_size"`
 	// Blocks is the KV-cache blocks of one replica (num_gpu_blocks).

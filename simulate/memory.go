@@ -30,7 +30,8 @@ func activationBytes(m *spec.Model, l spec.Layout, tokens, seqs int) int64 {
 
 // planMemory sizes the KV cache of one replica as vLLM does: the budget
 // gpu_memory_utilization x memory, less weights, peak activations and
-// overheads, in blocks of block_size tokens. It fails when the weights do
+// overheads, in blocks of block_size tokens (of the full-attention layers
+// when some layers attend locally: spec.Model.KVBlockBytes). It fails when the weights do
 // not fit or when one sequence of max_model_len tokens would not fit.
 func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.EngineConfig) (runresult.MemoryReport, error) {
 	r := runresult.MemoryReport{
@@ -39,7 +40,7 @@ func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.Engin
 		WeightBytes:     m.WeightBytesPerGPU(l),
 		ActivationBytes: activationBytes(m, l, e.MaxNumBatchedTokens, e.MaxNumSeqs),
 		OverheadBytes:   nonTorchBytes,
-		KVBytesPerToken: m.KVBytesPerToken(l),
+		KVBytesPerToken: m.KVBlockBytes(l, 1),
 		BlockSize:       e.BlockSize,
 	}
 	gib := func(b int64) float64 { return float64(b) / (1 << 30) }
@@ -59,7 +60,7 @@ func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.Engin
 		return r, fmt.Errorf("simulate: no memory left for the KV cache: of %.2f GiB (gpu_memory_utilization %g of %s), weights take %.2f GiB, activations %.2f GiB and overheads %.2f GiB: use more TP or PP, a larger device, or fewer max_num_batched_tokens",
 			gib(r.BudgetBytes), e.GPUMemoryUtilization, d.Name, gib(r.WeightBytes), gib(r.ActivationBytes), gib(r.OverheadBytes))
 	}
-	if need := (e.MaxModelLen + e.BlockSize - 1) / e.BlockSize; need > r.Blocks {
+	if need := (e.MaxModelLen+e.BlockSize-1)/e.BlockSize + m.LocalKVBlocks(l, e.MaxModelLen, e.BlockSize); need > r.Blocks {
 		return r, fmt.Errorf("simulate: max_model_len %d needs %d KV blocks for one sequence, more than the %d the KV cache holds: lower max_model_len or give the cache more memory",
 			e.MaxModelLen, need, r.Blocks)
 	}

@@ -67,6 +67,9 @@ type reqBlocks struct {
 	// of block cached-1, the parent of the next block to cache.
 	cached   int32
 	lastHash uint64
+	// local is the blocks the request's local-attention layers hold
+	// (spec.Model.LocalKVBlocks): no content a lookup can hit.
+	local []int32
 }
 
 func newPrefixCache(blocks, blockSize int) *prefixCache {
@@ -195,15 +198,25 @@ func (p *prefixCache) longestHit(c *blockContent, r *reqBlocks, maxTokens int32,
 // queue; then it caches the blocks that cacheTokens tokens fill. It
 // reports false, changing nothing, when too few blocks are free.
 func (p *prefixCache) allocate(r *reqBlocks, c *blockContent, hits []int32, hitHash uint64, tokens, cacheTokens int32) bool {
+	return p.allocateLocal(r, c, hits, hitHash, tokens, cacheTokens, 0)
+}
+
+// allocateLocal is allocate that also grows r's local-attention blocks to
+// local, all or nothing.
+func (p *prefixCache) allocateLocal(r *reqBlocks, c *blockContent, hits []int32, hitHash uint64, tokens, cacheTokens, local int32) bool {
 	need := int((tokens+p.blockSize-1)/p.blockSize) - len(r.ids) - len(hits)
+	needLocal := int(local) - len(r.local)
 	evictable := 0
 	for _, b := range hits {
 		if p.ref[b] == 0 {
 			evictable++
 		}
 	}
-	if max(need, 0)+evictable > p.free {
+	if max(need, 0)+max(needLocal, 0)+evictable > p.free {
 		return false
+	}
+	for range needLocal {
+		r.local = append(r.local, p.pop())
 	}
 	for _, b := range hits { // touch
 		if p.ref[b] == 0 {
@@ -262,4 +275,9 @@ func (p *prefixCache) release(r *reqBlocks) {
 	}
 	r.ids = r.ids[:0]
 	r.cached, r.lastHash = 0, 0
+	for _, b := range r.local {
+		p.ref[b] = 0
+		p.pushTail(b)
+	}
+	r.local = r.local[:0]
 }

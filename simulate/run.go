@@ -145,7 +145,14 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 		}
 		// A prefill instance holds a finished request's KV blocks until
 		// they are transferred.
-		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill)
+		var localKV func(int) int
+		if m := r.model; m != nil {
+			if _, local := m.KVLayers(ro.layout); local > 0 {
+				l, bs := ro.layout, ec.BlockSize
+				localKV = func(tokens int) int { return m.LocalKVBlocks(l, tokens, bs) }
+			}
+		}
+		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill, localKV)
 		s.engines = append(s.engines, newEngine(&s.loop, parts))
 	}
 	if cfg.Mode == runresult.ModeDisaggregated {

@@ -19,10 +19,10 @@ func contentOf(q *spec.Request) blockContent {
 // cache, first taking the cached blocks hits (whose last has hash
 // hitHash) of a newly scheduled request.
 func (s *scheduler) allocateCached(r *reqState, tokens int32, hits []int32, hitHash uint64) bool {
-	if !s.pc.allocate(&r.kv, &r.content, hits, hitHash, tokens, tokens) {
+	if !s.pc.allocateLocal(&r.kv, &r.content, hits, hitHash, tokens, tokens, s.localBlocks(tokens)) {
 		return false
 	}
-	r.blocks = int32(len(r.kv.ids))
+	r.blocks = int32(len(r.kv.ids) + len(r.kv.local))
 	s.freeBlocks = s.pc.numFree()
 	if u := s.usedBlocks(); u > s.peakUsedBlocks {
 		s.peakUsedBlocks = u

@@ -92,11 +92,17 @@ type scheduler struct {
 	// (takeKV) and gives them back with releaseKV (a prefill
 	// instance holds a request's KV cache until it is transferred).
 	holdKV bool
+	// localKV is newScheduler's: the local-attention layers' blocks.
+	localKV func(tokens int) int
 }
 
-func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64), holdKV bool) *scheduler {
+// newScheduler returns the scheduler of one engine with blocks KV blocks;
+// localKV, when not nil, is the blocks a sequence of so many tokens holds in
+// its local-attention layers on top of the blocks its tokens fill
+// (spec.Model.LocalKVBlocks).
+func newScheduler(cfg runresult.EngineConfig, blocks int, itl *Histogram, done func(*reqState, float64), holdKV bool, localKV func(tokens int) int) *scheduler {
 	s := &scheduler{cfg: cfg, totalBlocks: blocks, freeBlocks: blocks, itl: itl, done: done, holdKV: holdKV,
-		running: make([]int32, 0, cfg.MaxNumSeqs)}
+		running: make([]int32, 0, cfg.MaxNumSeqs), localKV: localKV}
 	if cfg.EnablePrefixCaching {
 		s.pc = newPrefixCache(blocks, cfg.BlockSize)
 	}
@@ -114,7 +120,8 @@ func (s *scheduler) admit(q *spec.Request) int32 {
 		slot = int32(len(s.reqs))
 		s.reqs = append(s.reqs, reqState{})
 	}
-	kv := reqBlocks{ids: s.reqs[slot].kv.ids[:0], own: s.reqs[slot].kv.own[:0]} // keep the slot's buffers
+	old := &s.reqs[slot].kv
+	kv := reqBlocks{ids: old.ids[:0], own: old.own[:0], local: old.local[:0]} // keep the slot's buffers
 	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens),
 		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv}
 	if s.pc != nil {
@@ -139,9 +146,18 @@ func (s *scheduler) admitTransferred(q *spec.Request, blocks int, preemptions in
 	r.kvTransferMs = transferMs
 }
 
-// blocksFor is the KV blocks tokens tokens take.
+// blocksFor is the KV blocks tokens tokens of one sequence take.
 func (s *scheduler) blocksFor(tokens int) int {
-	return (tokens + s.cfg.BlockSize - 1) / s.cfg.BlockSize
+	return (tokens+s.cfg.BlockSize-1)/s.cfg.BlockSize + int(s.localBlocks(int32(tokens)))
+}
+
+// localBlocks is the blocks the local-attention layers of a sequence of
+// tokens tokens hold (0 for a model without them).
+func (s *scheduler) localBlocks(tokens int32) int32 {
+	if s.localKV == nil {
+		return 0
+	}
+	return int32(s.localKV(int(tokens)))
 }
 
 // reserve takes n free blocks, reporting false (taking nothing) when fewer
@@ -198,7 +214,7 @@ func (s *scheduler) allocate(r *reqState, tokens int32) bool {
 	if s.pc != nil {
 		return s.allocateCached(r, tokens, nil, 0)
 	}
-	need := int((tokens+bs-1)/bs - r.blocks)
+	need := int((tokens+bs-1)/bs + s.localBlocks(tokens) - r.blocks)
 	if need <= 0 {
 		return true
 	}
