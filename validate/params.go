@@ -117,6 +117,14 @@ func (p param) set(c *cost.Calibration, v float64) {
 	}
 }
 
+// CheckParams reports the first name among names that is not a correction
+// calibration can fit (what Calibrate would refuse), so that a command
+// line can refuse it before reading any run.
+func CheckParams(names []string) error {
+	_, err := parseParams(names)
+	return err
+}
+
 // parseParams resolves parameter names ("attention" is accepted for
 // "family_scale.attention"); empty means all.
 func parseParams(names []string) ([]param, error) {

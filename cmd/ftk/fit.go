@@ -101,9 +101,6 @@ Examples:
 					return err
 				}
 				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Repeats: cmd.String("repeats"), Log: errw}
-				if r := opt.Repeats; r != bundle.RepeatsAll && r != bundle.RepeatsMedian {
-					return usageError("--repeats %q: use %s or %s", r, bundle.RepeatsAll, bundle.RepeatsMedian)
-				}
 				if name := cmd.String("model"); name != "" {
 					if opt.Model, err = spec.LookupModel(name); err != nil {
 						return err

@@ -56,7 +56,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", ds, "-o", bundle, "--measurement", "HOST_WALL"}, 1, "no HOST_WALL samples (it has CUDA_EVENT, KERNEL_ONLY)"},
 		{[]string{"fit", filepath.Join(dir, "nope"), "-o", bundle}, 1, "not an ftk profile dataset"},
 		{[]string{"fit", "--bundle", ds, "--check-coverage"}, 1, "load bundle"},
-		{[]string{"fit", ds, "-o", bundle, "--repeats", "fastest"}, 2, `--repeats "fastest": use all or median`},
+		{[]string{"fit", ds, "-o", bundle, "--repeats", "fastest"}, 2, `invalid value "fastest" for --repeats: want all or median`},
 	} {
 		_, errOut, code := ftk(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftk-dev/ftk/batchjob"
+	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/collect"
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
@@ -41,6 +43,9 @@ var namedValues = map[string]func(string) error{
 	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
+	"device-kind":     oneOf(collect.KindCUDA, collect.KindCPU),
+	"emit":            oneOf(batchjob.Slurm, batchjob.K8s),
+	"repeats":         oneOf(bundle.RepeatsAll, bundle.RepeatsMedian), // fit's (collect's --repeats is a count)
 	"workload":        checkWorkloadName,
 	"stages": func(v string) error {
 		if _, err := datasets.ParseStages(v); err != nil {

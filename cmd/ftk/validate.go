@@ -195,6 +195,9 @@ Examples:
 			if n := cmd.Int("max-evaluations"); n < 10 {
 				return usageError("--max-evaluations %d: want at least 10", n)
 			}
+			if err := validate.CheckParams(cmd.StringSlice("params")); err != nil {
+				return usageError("--params: %v", err)
+			}
 			lock, err := lockOutput(ctx, out)
 			if err != nil {
 				return err
