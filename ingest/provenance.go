@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/dataset"
+	"github.com/ftk-dev/ftk/profilecsv"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -40,7 +41,7 @@ func profilingBackend(in *dataset.Input, p *parsed, tab *strTable, org origin) e
 func backendCells(p *parsed, tab *strTable) []string {
 	col := -1
 	for i, e := range familyExtras(p.family) {
-		if e.name == "profiling_backend" {
+		if e.src == profilecsv.ColProfilingBackend {
 			col = i
 		}
 	}
