@@ -23,6 +23,19 @@ const (
 	ModelZero = "zero"
 )
 
+// Extrapolations: what a predictor answers beyond its sampled domain,
+// chosen per key by cross-validation (folds group shapes, so a fold at the
+// edge of the sweep is predicted from beyond the domain of the others).
+const (
+	// ExtrapolateFallback adds the physical fallback's increment from the
+	// nearest in-domain point to the query: growing with the physics.
+	ExtrapolateFallback = "fallback_increment"
+	// ExtrapolateEdge answers the prediction at the nearest in-domain
+	// point, as a plain random forest does: for a kernel whose time steps
+	// with tile counts rather than growing with the work.
+	ExtrapolateEdge = "edge"
+)
+
 // Repeat policies: what fit trains on when a shape was measured more than
 // once (Meta.Repeats).
 const (
@@ -42,9 +55,10 @@ const DisagreeRatio = 1.25
 // ModelChoice is one model a key could use and its cross-validated error
 // on the key's rows (NaN, null in JSON, when it could not be validated).
 type ModelChoice struct {
-	Model  string  `json:"model"`
-	Target string  `json:"target,omitempty"`
-	CVMAPE float64 `json:"cv_mape_pct"`
+	Model         string  `json:"model"`
+	Target        string  `json:"target,omitempty"`
+	Extrapolation string  `json:"extrapolation,omitempty"`
+	CVMAPE        float64 `json:"cv_mape_pct"`
 }
 
 // MarshalJSON writes a NaN error as null.

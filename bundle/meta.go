@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"
@@ -80,6 +80,9 @@ type PredictorMeta struct {
 	Model   string        `json:"model"`
 	Note    string        `json:"note,omitempty"`
 	Choices []ModelChoice `json:"model_choices"`
+	// Extrapolation is what answers beyond the domain (ExtrapolateFallback
+	// or ExtrapolateEdge), chosen with Model.
+	Extrapolation string `json:"extrapolation"`
 	// Pooled describes the pooled forest when Model is ModelPooled.
 	Pooled *Pooled `json:"pooled,omitempty"`
 	// Repeats describes repeated measurements (noise floor, disagreeing
@@ -118,9 +121,10 @@ type FeatureDomain struct {
 
 // SearchResult is one hyperparameter candidate and its CV error.
 type SearchResult struct {
-	Target string       `json:"target"`
-	Params ForestParams `json:"hyperparameters"`
-	CVMAPE float64      `json:"cv_mape_pct"`
+	Target        string       `json:"target"`
+	Params        ForestParams `json:"hyperparameters"`
+	Extrapolation string       `json:"extrapolation,omitempty"`
+	CVMAPE        float64      `json:"cv_mape_pct"`
 }
 
 // ErrorStats summarise absolute percentage errors.

@@ -13,10 +13,11 @@ import (
 //
 // Inside the sampled domain (every feature within the range the training
 // rows spanned) it returns the forest's prediction. Outside, a forest would
-// return its edge value, so the predictor returns the prediction at the
-// nearest in-domain point plus the physical fallback's increment from there
-// to the query: continuous at the domain edge and growing with the physics
-// beyond it. Every such query is counted (Extrapolated).
+// return its edge value; with ExtrapolateFallback (the default) the
+// predictor returns the prediction at the nearest in-domain point plus the
+// physical fallback's increment from there to the query: continuous at the
+// domain edge and growing with the physics beyond it; with ExtrapolateEdge
+// the edge value itself. Every such query is counted (Extrapolated).
 type Predictor struct {
 	meta *PredictorMeta
 	m    *Model
@@ -26,12 +27,13 @@ type Predictor struct {
 	d     int
 	lo    [MaxFeatures]float64
 	hi    [MaxFeatures]float64
+	edge  bool
 	extra atomic.Int64
 }
 
 // NewPredictor is the predictor of meta answering from model m.
 func NewPredictor(meta *PredictorMeta, m *Model) *Predictor {
-	p := &Predictor{meta: meta, m: m, d: len(meta.Domain)}
+	p := &Predictor{meta: meta, m: m, d: len(meta.Domain), edge: meta.Extrapolation == ExtrapolateEdge}
 	for i, fd := range meta.Domain {
 		p.lo[i], p.hi[i] = fd.Min, fd.Max
 	}
@@ -70,47 +72,29 @@ func (p *Predictor) Extrapolated() int64 { return p.extra.Load() }
 func (p *Predictor) ResetExtrapolated() int64 { return p.extra.Swap(0) }
 
 // PredictMs returns the predicted median time in milliseconds for features
-// x (spec.OpFeatures order). Out-of-domain queries use the physical
-// fallback and are counted.
+// x (spec.OpFeatures order). Out-of-domain queries extrapolate (see
+// Predictor) and are counted.
 func (p *Predictor) PredictMs(x []float64) float64 {
 	if len(x) != p.d {
 		return math.NaN()
 	}
-	below, above := false, false
-	var xc [MaxFeatures]float64
-	for i, v := range x {
-		switch {
-		case v < p.lo[i]:
-			xc[i], below = p.lo[i], true
-		case v > p.hi[i]:
-			xc[i], above = p.hi[i], true
-		case v == v:
-			xc[i] = v
-		default: // NaN
+	for _, v := range x {
+		if v != v {
 			return v
 		}
 	}
-	m := p.Model()
-	if !below && !above {
-		return m.Predict(x)
+	if !p.InDomain(x) {
+		p.extra.Add(1)
 	}
-	p.extra.Add(1)
-	return m.extrapolate(x, xc[:p.d], below, above)
+	return p.PredictUncounted(x)
 }
 
-// extrapolate is the prediction at the in-domain point edge plus the
-// fallback's increment from edge to x. The fallback never decreases as a
-// size grows, so neither does this; the increment is clamped to its sign
-// so rounding cannot break that.
-func (m *Model) extrapolate(x, edge []float64, below, above bool) float64 {
-	inc := m.fb.PredictMs(x) - m.fb.PredictMs(edge)
-	switch {
-	case above && !below:
-		inc = math.Max(inc, 0)
-	case below && !above:
-		inc = math.Min(inc, 0)
+// mode is the predictor's extrapolation.
+func (p *Predictor) mode() string {
+	if p.edge {
+		return ExtrapolateEdge
 	}
-	return math.Max(m.Predict(edge)+inc, m.floorMs)
+	return ExtrapolateFallback
 }
 
 // InDomain reports whether x lies inside the sampled domain (no counting).
@@ -139,15 +123,47 @@ func (p *Predictor) FallbackMs(x []float64) float64 { return p.m.fb.PredictMs(x)
 // PredictUncounted is PredictMs without touching the out-of-domain counter
 // (a report on training rows is not a simulation).
 func (p *Predictor) PredictUncounted(x []float64) float64 {
+	m := p.Model()
+	return Within(x, p.lo[:len(x)], p.hi[:len(x)], p.mode(), m.fb, m.floorMs, m.Predict)
+}
+
+// PredictWithin is the prediction at x of a predictor whose domain is
+// [lo, hi] per feature, extrapolating beyond it as mode says
+// (ExtrapolateFallback or ExtrapolateEdge): what a Predictor with that
+// domain and mode answers, for scoring a model before its predictor
+// exists.
+func (m *Model) PredictWithin(x, lo, hi []float64, mode string) float64 {
+	return Within(x, lo, hi, mode, m.fb, m.floorMs, m.Predict)
+}
+
+// Within answers x as a Predictor with domain [lo, hi] would when predict
+// answers inside that domain and fb is its fallback (floorMs the least it
+// extrapolates to): predict(x) inside; outside, predict at the nearest
+// in-domain point, plus fb's increment from there unless mode is
+// ExtrapolateEdge. An empty domain (lo nil) is no domain: predict(x).
+func Within(x, lo, hi []float64, mode string, fb *Fallback, floorMs float64, predict func([]float64) float64) float64 {
+	if lo == nil {
+		return predict(x)
+	}
 	var xc [MaxFeatures]float64
 	below, above := false, false
 	for i, v := range x {
-		xc[i] = math.Min(math.Max(v, p.lo[i]), p.hi[i])
-		below, above = below || v < p.lo[i], above || v > p.hi[i]
+		xc[i] = math.Min(math.Max(v, lo[i]), hi[i])
+		below, above = below || v < lo[i], above || v > hi[i]
 	}
-	m := p.Model()
 	if !below && !above {
-		return m.Predict(x)
+		return predict(x)
 	}
-	return m.extrapolate(x, xc[:len(x)], below, above)
+	at := predict(xc[:len(x)])
+	if mode == ExtrapolateEdge || fb == nil {
+		return math.Max(at, floorMs)
+	}
+	inc := fb.PredictMs(x) - fb.PredictMs(xc[:len(x)])
+	switch {
+	case above && !below:
+		inc = math.Max(inc, 0)
+	case below && !above:
+		inc = math.Min(inc, 0)
+	}
+	return math.Max(at+inc, floorMs)
 }

@@ -17,19 +17,45 @@ func keySeed(seed uint64, key string) uint64 {
 	return seed ^ h.Sum64()
 }
 
-// crossValidate returns out-of-fold predictions: row i is predicted by a
-// model trained on the rows of every other fold (weighted w, nil:
-// uniform). Rows of a fold with no training rows left are NaN.
-func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, target string, p bundle.ForestParams, workers int) ([]float64, error) {
-	pred := make([]float64, len(rows))
+// extrapolations are the answers a predictor may give beyond its domain,
+// each scored in cross-validation (ties go to the first).
+var extrapolations = []string{bundle.ExtrapolateFallback, bundle.ExtrapolateEdge}
+
+// rowDomain returns the range of every feature over rows (nil, nil for no
+// rows: no domain).
+func rowDomain(rows []Row) (lo, hi []float64) {
+	for i, r := range rows {
+		if i == 0 {
+			lo, hi = slices.Clone(r.X), slices.Clone(r.X)
+			continue
+		}
+		for j, v := range r.X {
+			lo[j], hi[j] = math.Min(lo[j], v), math.Max(hi[j], v)
+		}
+	}
+	return lo, hi
+}
+
+// crossValidate returns out-of-fold predictions, one slice per
+// extrapolation: row i is predicted by a model trained on the rows of
+// every other fold (weighted w, nil: uniform), as its predictor would
+// answer with those rows' domain. Rows of a fold with no training rows
+// left are NaN.
+func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, target string, p bundle.ForestParams, workers int) ([][]float64, error) {
+	pred := make([][]float64, len(extrapolations))
+	for e := range pred {
+		pred[e] = make([]float64, len(rows))
+	}
 	for f := 0; f < k; f++ {
 		train, tw, test := splitFold(rows, w, folds, f)
 		if len(test) == 0 {
 			continue
 		}
 		if len(train) == 0 {
-			for _, i := range test {
-				pred[i] = math.NaN()
+			for e := range pred {
+				for _, i := range test {
+					pred[e][i] = math.NaN()
+				}
 			}
 			continue
 		}
@@ -37,8 +63,11 @@ func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, ta
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range test {
-			pred[i] = m.Predict(rows[i].X)
+		lo, hi := rowDomain(train)
+		for e, mode := range extrapolations {
+			for _, i := range test {
+				pred[e][i] = m.PredictWithin(rows[i].X, lo, hi, mode)
+			}
 		}
 	}
 	return pred, nil

@@ -76,13 +76,15 @@ func TestExtrapolationFollowsPhysics(t *testing.T) {
 						t.Fatalf("forest alone not constant beyond the edge")
 					}
 				}
-				// The predictor is the edge plus the physical increment.
-				x[tc.feature] = tc.cut
-				inEdge := math.Min(r.X[tc.feature], p.Domain()[tc.feature].Max)
-				x[tc.feature] = inEdge
+				// The predictor is the edge plus the physical increment,
+				// or the edge alone where cross-validation chose that.
+				x[tc.feature] = math.Min(r.X[tc.feature], p.Domain()[tc.feature].Max)
 				want := p.ForestMs(x) + math.Max(0, p.FallbackMs(r.X)-p.FallbackMs(x))
+				if p.Meta().Extrapolation == bundle.ExtrapolateEdge {
+					want = math.Max(p.ForestMs(x), p.Meta().FloorMs)
+				}
 				if math.Abs(pred[i]-want) > 1e-9*want {
-					t.Fatalf("%v: prediction %g, edge + physical increment %g", r.X, pred[i], want)
+					t.Fatalf("%v: prediction %g, want %g (extrapolation %s)", r.X, pred[i], want, p.Meta().Extrapolation)
 				}
 			}
 			if got := p.Extrapolated(); got != int64(len(above)) {
@@ -94,8 +96,8 @@ func TestExtrapolationFollowsPhysics(t *testing.T) {
 				forest[i] = p.ForestMs(r.X)
 			}
 			fst := errorStats(forest, above)
-			t.Logf("%s trained on %s <= %g (%d rows): MAPE above the cut %.1f%% (forest alone %.1f%%), %d rows",
-				o.Key, p.Features()[tc.feature], tc.cut, len(below), st.MAPE, fst.MAPE, len(above))
+			t.Logf("%s trained on %s <= %g (%d rows), extrapolating by %s: MAPE above the cut %.1f%% (forest alone %.1f%%), %d rows",
+				o.Key, p.Features()[tc.feature], tc.cut, len(below), p.Meta().Extrapolation, st.MAPE, fst.MAPE, len(above))
 			if st.MAPE > tc.maxMAPE {
 				t.Errorf("extrapolated MAPE %.1f%%, stated bound %g%%", st.MAPE, tc.maxMAPE)
 			}
@@ -131,5 +133,62 @@ func TestPredictionsMonotoneBeyondDomain(t *testing.T) {
 			}
 			prev = v
 		}
+	}
+}
+
+// TestExtrapolationChosenByCV: on the H800 grouped GEMM sweeps, whose time
+// steps with tile counts rather than growing with the routed tokens, cross-
+// validation picks the edge value beyond the domain for some keys; every
+// key records both extrapolations' CV error and its predictor answers as
+// its choice says.
+func TestExtrapolationChosenByCV(t *testing.T) {
+	ds := loadProfiles(t, "frontier-h800/Qwen3-30B-A3B-tiny")
+	ts, err := FromDataset(ds, spec.KernelOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []OpRows
+	for _, o := range ts.Ops {
+		if o.Key.Op == spec.OpMoEGroupedGEMM {
+			ops = append(ops, o)
+		}
+	}
+	ts.Ops = ops
+	b, err := Fit(ts, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge := 0
+	for _, k := range b.Keys() {
+		p, _ := b.Predictor(k)
+		m := p.Meta()
+		modes := map[string]bool{}
+		for _, c := range m.Choices {
+			modes[c.Extrapolation] = true
+		}
+		if !modes[bundle.ExtrapolateEdge] || !modes[bundle.ExtrapolateFallback] {
+			t.Errorf("%s: choices %+v lack an extrapolation", k, m.Choices)
+		}
+		dom := p.Domain()
+		in := []float64{dom[0].Max, dom[1].Max}
+		out := []float64{4 * dom[0].Max, 4 * dom[1].Max}
+		got, at := p.PredictUncounted(out), p.PredictUncounted(in)
+		switch m.Extrapolation {
+		case bundle.ExtrapolateEdge:
+			edge++
+			if got != math.Max(at, m.FloorMs) {
+				t.Errorf("%s: edge extrapolation answers %g beyond the domain, %g at its edge", k, got, at)
+			}
+		case bundle.ExtrapolateFallback:
+			if want := at + math.Max(0, p.FallbackMs(out)-p.FallbackMs(in)); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s: fallback extrapolation answers %g, want %g", k, got, want)
+			}
+		default:
+			t.Errorf("%s: extrapolation %q", k, m.Extrapolation)
+		}
+	}
+	t.Logf("%d of %d grouped GEMM keys extrapolate by their edge value", edge, len(b.Keys()))
+	if edge == 0 {
+		t.Error("no grouped GEMM key chose the edge value beyond its domain")
 	}
 }

@@ -232,26 +232,52 @@ func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*bundle.PredictorM
 	return meta, bundle.NewModel(bundle.TargetZero, fb, 0, bundle.ForestFeatures(k.Op), f), nil
 }
 
-// fallbackCV returns out-of-fold predictions of the fallback alone (NaN
-// where a fold leaves nothing to fit it on).
-func fallbackCV(si shapeInfo, rows []Row, w []float64, folds []int, k int) []float64 {
-	pred := make([]float64, len(rows))
-	for f := 0; f < k; f++ {
-		train, tw, test := splitFold(rows, w, folds, f)
+// foldFit is what a key's predictor trained outside one fold would know
+// beyond its forest: the domain of those rows (lo nil: none) and the
+// fallback fitted on them (nil: none could be) with its floor.
+type foldFit struct {
+	lo, hi  []float64
+	fb      *bundle.Fallback
+	floorMs float64
+}
+
+// within answers x as the key's predictor trained outside the fold would,
+// predict answering inside the domain.
+func (ff foldFit) within(x []float64, mode string, predict func([]float64) float64) float64 {
+	return bundle.Within(x, ff.lo, ff.hi, mode, ff.fb, ff.floorMs, predict)
+}
+
+// fitFolds fits the fallback outside every fold of the key's training
+// rows (k of them) and returns its out-of-fold predictions, one slice per
+// extrapolation (NaN where a fold leaves nothing to fit it on).
+func (kf *keyFit) fitFolds() [][]float64 {
+	pred := make([][]float64, len(extrapolations))
+	for e := range pred {
+		pred[e] = make([]float64, len(kf.train))
+	}
+	kf.foldFits = make([]foldFit, kf.k)
+	for f := 0; f < kf.k; f++ {
+		train, tw, test := splitFold(kf.train, kf.tw, kf.folds, f)
+		ff := &kf.foldFits[f]
+		ff.lo, ff.hi = rowDomain(train)
 		var xs [][]float64
 		var ys []float64
+		minY := math.Inf(1)
 		for _, r := range train {
 			xs, ys = append(xs, r.X), append(ys, r.TimeMs)
+			minY = math.Min(minY, r.TimeMs)
 		}
-		var fb *bundle.Fallback
-		err := errors.New("no rows")
 		if len(xs) > 0 {
-			fb, err = fitFallback(si.op, si.note, si.names, xs, ys, tw)
+			if fb, err := fitFallback(kf.si.op, kf.si.note, kf.si.names, xs, ys, tw); err == nil {
+				ff.fb, ff.floorMs = fb, minY/10
+			}
 		}
-		for _, i := range test {
-			pred[i] = math.NaN()
-			if err == nil {
-				pred[i] = fb.PredictMs(rows[i].X)
+		for e, mode := range extrapolations {
+			for _, i := range test {
+				pred[e][i] = math.NaN()
+				if ff.fb != nil {
+					pred[e][i] = ff.within(kf.train[i].X, mode, func(x []float64) float64 { return math.Max(ff.fb.PredictMs(x), ff.floorMs) })
+				}
 			}
 		}
 	}

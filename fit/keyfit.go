@@ -28,12 +28,14 @@ type keyFit struct {
 	tw          []float64
 	folds       []int
 	k           int
-	// own is the best own-forest candidate and its out-of-fold
-	// predictions on train (nil when the key is too thin); fb the
-	// fallback's.
-	own     *bundle.SearchResult
-	ownPred []float64
-	fbPred  []float64
+	// own is the best own-forest candidate (with its extrapolation) and
+	// its out-of-fold predictions on train (nil when the key is too thin);
+	// fbPred the fallback's, one slice per extrapolation; foldFits what a
+	// predictor trained outside each fold knows besides its forest.
+	own      *bundle.SearchResult
+	ownPred  []float64
+	fbPred   [][]float64
+	foldFits []foldFit
 	// zero: every row took 0 ms; final is the chosen model.
 	zero  bool
 	final *bundle.Model
@@ -127,10 +129,8 @@ func (kf *keyFit) searchOwn(opt Options) error {
 	if kf.zero {
 		return nil
 	}
-	if kf.k >= 2 {
-		kf.fbPred = fallbackCV(kf.si, kf.train, kf.tw, kf.folds, kf.k)
-		kf.meta.FallbackCV = errorStats(kf.fbPred, kf.train)
-	}
+	kf.fbPred = kf.fitFolds()
+	kf.meta.FallbackCV = errorStats(kf.fbPred[0], kf.train)
 	if kf.trainShapes() < opt.MinShapes {
 		return nil
 	}
@@ -140,12 +140,13 @@ func (kf *keyFit) searchOwn(opt Options) error {
 		if err != nil {
 			return err
 		}
-		c.CVMAPE = errorStats(pred, kf.train).MAPE
-		kf.meta.Search = append(kf.meta.Search, c)
-		if c.CVMAPE < best {
-			best, kf.ownPred = c.CVMAPE, pred
-			own := c
-			kf.own = &own
+		for e, mode := range extrapolations {
+			c := c
+			c.Extrapolation, c.CVMAPE = mode, errorStats(pred[e], kf.train).MAPE
+			kf.meta.Search = append(kf.meta.Search, c)
+			if c.CVMAPE < best {
+				best, kf.ownPred, kf.own = c.CVMAPE, pred[e], &c
+			}
 		}
 	}
 	return nil
@@ -183,14 +184,17 @@ func (kf *keyFit) fallbackModel(rows []Row, w []float64) (*bundle.Model, error) 
 	return bundle.NewModel(bundle.TargetLogRatio, fb, minY/10, bundle.ForestFeatures(kf.si.key.Op), f), nil
 }
 
-// holdoutStats scores predict on the held-out rows.
-func (kf *keyFit) holdoutStats(predict func(x []float64) float64) bundle.ErrorStats {
+// holdoutStats scores on the held-out rows the predictor that a model
+// trained on the other rows (fallback fb, floor floorMs, answering predict
+// in their domain) would make, extrapolating as mode says.
+func (kf *keyFit) holdoutStats(fb *bundle.Fallback, floorMs float64, mode string, predict func(x []float64) float64) bundle.ErrorStats {
 	if len(kf.hold) == 0 {
 		return bundle.ErrorStats{}
 	}
+	lo, hi := rowDomain(kf.train)
 	hp := make([]float64, len(kf.hold))
 	for i, r := range kf.hold {
-		hp[i] = predict(r.X)
+		hp[i] = bundle.Within(r.X, lo, hi, mode, fb, floorMs, predict)
 	}
 	return errorStats(hp, kf.hold)
 }

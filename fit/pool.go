@@ -122,19 +122,23 @@ func trainPart(kf *keyFit) ([]Row, []float64) { return kf.train, kf.tw }
 func allPart(kf *keyFit) ([]Row, []float64)   { return kf.rows, kf.w }
 
 // pooledSearch cross-validates the pooled candidates on the keys' training
-// rows, every key keeping its own folds, and returns the best candidate
-// with its out-of-fold predictions per key.
-func pooledSearch(fam []*keyFit, vals [][]float64, opt Options) (bundle.SearchResult, [][]float64, error) {
+// rows, every key keeping its own folds and answering beyond the domain of
+// its rows outside the fold as its predictor would, and returns the best
+// candidate with its out-of-fold predictions per extrapolation and key.
+func pooledSearch(fam []*keyFit, vals [][]float64, opt Options) (bundle.SearchResult, [][][]float64, error) {
 	seed := keySeed(opt.Seed, "pooled "+fam[0].si.key.Op)
 	var best bundle.SearchResult
-	var bestPred [][]float64
+	var bestPred [][][]float64
 	bestMAPE := math.Inf(1)
 	for _, c := range pooledCandidates(opt.Trees, seed) {
-		pred := make([][]float64, len(fam))
-		for i, kf := range fam {
-			pred[i] = make([]float64, len(kf.train))
-			for j := range pred[i] {
-				pred[i][j] = math.NaN()
+		pred := make([][][]float64, len(extrapolations))
+		for e := range pred {
+			pred[e] = make([][]float64, len(fam))
+			for i, kf := range fam {
+				pred[e][i] = make([]float64, len(kf.train))
+				for j := range pred[e][i] {
+					pred[e][i][j] = math.NaN()
+				}
 			}
 		}
 		for f := 0; f < opt.Folds; f++ {
@@ -147,26 +151,35 @@ func pooledSearch(fam []*keyFit, vals [][]float64, opt Options) (bundle.SearchRe
 				return best, nil, fmt.Errorf("pooled %s: %w", fam[0].si.key.Op, err)
 			}
 			for i, kf := range fam {
+				if f >= len(kf.foldFits) {
+					continue
+				}
+				ff := kf.foldFits[f]
+				predict := func(x []float64) float64 { return math.Exp(forest.Predict(append(slices.Clip(x), vals[i]...))) }
 				for j, r := range kf.train {
 					if kf.folds[j] == f {
-						pred[i][j] = math.Exp(forest.Predict(append(slices.Clip(r.X), vals[i]...)))
+						for e, mode := range extrapolations {
+							pred[e][i][j] = ff.within(r.X, mode, predict)
+						}
 					}
 				}
 			}
 		}
-		var sum float64
-		var n int
-		for i, kf := range fam {
-			for j, r := range kf.train {
-				if math.IsNaN(pred[i][j]) {
-					sum = math.Inf(1)
+		for e := range extrapolations {
+			var sum float64
+			var n int
+			for i, kf := range fam {
+				for j, r := range kf.train {
+					if math.IsNaN(pred[e][i][j]) {
+						sum = math.Inf(1)
+					}
+					sum += math.Abs(pred[e][i][j]-r.TimeMs) / r.TimeMs
+					n++
 				}
-				sum += math.Abs(pred[i][j]-r.TimeMs) / r.TimeMs
-				n++
 			}
-		}
-		if m := sum / float64(n); m < bestMAPE || bestPred == nil {
-			best, bestPred, bestMAPE = c, pred, m
+			if m := sum / float64(n); m < bestMAPE || bestPred == nil {
+				best, bestPred, bestMAPE = c, pred, m
+			}
 		}
 	}
 	return best, bestPred, nil
@@ -187,7 +200,7 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 		choice.Conditions = []string{}
 	}
 	var pc bundle.SearchResult
-	var ppred [][]float64
+	var ppred [][][]float64
 	if len(fam) >= 2 && len(conds) > 0 {
 		var err error
 		if pc, ppred, err = pooledSearch(fam, vals, opt); err != nil {
@@ -201,23 +214,34 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 	}
 	for i, kf := range fam {
 		m := kf.meta
-		own, pooled, fb := math.NaN(), math.NaN(), kf.cvOf(kf.fbPred)
+		// Every model with every extrapolation, with its out-of-fold
+		// predictions; the least CV error answers.
+		var preds [][]float64
+		add := func(model, target, mode string, pred []float64) {
+			m.Choices = append(m.Choices, bundle.ModelChoice{Model: model, Target: target, Extrapolation: mode, CVMAPE: kf.cvOf(pred)})
+			preds = append(preds, pred)
+		}
 		if kf.own != nil {
-			own = kf.cvOf(kf.ownPred)
-			m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelForest, Target: kf.own.Target, CVMAPE: own})
+			add(bundle.ModelForest, kf.own.Target, kf.own.Extrapolation, kf.ownPred)
 		}
-		if ppred != nil {
-			pooled = kf.cvOf(ppred[i])
-			m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelPooled, Target: pc.Target, CVMAPE: pooled})
-		}
-		m.Choices = append(m.Choices, bundle.ModelChoice{Model: bundle.ModelFallback, Target: bundle.TargetLogRatio, CVMAPE: fb})
-		m.Model = bundle.ModelFallback
-		best := math.Inf(1)
-		for _, c := range m.Choices {
-			if c.CVMAPE < best {
-				best, m.Model = c.CVMAPE, c.Model
+		for e, mode := range extrapolations {
+			if ppred != nil {
+				add(bundle.ModelPooled, pc.Target, mode, ppred[e][i])
 			}
 		}
+		for e, mode := range extrapolations {
+			add(bundle.ModelFallback, bundle.TargetLogRatio, mode, kf.fbPred[e])
+		}
+		at := len(m.Choices) - len(extrapolations) // the fallback when nothing validates
+		best := math.Inf(1)
+		for c, ch := range m.Choices {
+			if ch.CVMAPE < best {
+				best, at = ch.CVMAPE, c
+			}
+		}
+		m.Model, m.Extrapolation = m.Choices[at].Model, m.Choices[at].Extrapolation
+		mode := m.Extrapolation
+		m.CV = errorStats(preds[at], kf.train)
 		if kf.own == nil {
 			m.Note = thinNote(kf, opt, m, len(fam))
 		}
@@ -225,18 +249,18 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 		var err error
 		switch m.Model {
 		case bundle.ModelForest:
-			m.CV, m.Params = errorStats(kf.ownPred, kf.train), kf.own.Params
+			m.Params = kf.own.Params
 			choice.Forest++
 			if len(kf.hold) > 0 {
 				hm, err := trainModel(kf.si, kf.train, kf.tw, kf.own.Target, kf.own.Params, opt.Workers)
 				if err != nil {
 					return choice, err
 				}
-				m.Holdout = kf.holdoutStats(hm.Predict)
+				m.Holdout = kf.holdoutStats(hm.Fallback(), hm.FloorMs(), mode, hm.Predict)
 			}
 			final, err = trainModel(kf.si, kf.rows, kf.w, kf.own.Target, kf.own.Params, opt.Workers)
 		case bundle.ModelPooled:
-			m.CV, m.Params = errorStats(ppred[i], kf.train), pc.Params
+			m.Params = pc.Params
 			choice.Pooled++
 			if len(kf.hold) > 0 {
 				if holdForest == nil {
@@ -244,7 +268,11 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 						return choice, err
 					}
 				}
-				m.Holdout = kf.holdoutStats(func(x []float64) float64 { return math.Exp(holdForest.Predict(append(slices.Clip(x), vals[i]...))) })
+				hm, err := kf.fallbackModel(kf.train, kf.tw)
+				if err != nil {
+					return choice, err
+				}
+				m.Holdout = kf.holdoutStats(hm.Fallback(), hm.FloorMs(), mode, func(x []float64) float64 { return math.Exp(holdForest.Predict(append(slices.Clip(x), vals[i]...))) })
 			}
 			if finalForest == nil {
 				if finalForest, err = pooledForest(allPart); err != nil {
@@ -261,9 +289,6 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 				m.Pooled.Rows += len(o.rows)
 			}
 		default:
-			if kf.fbPred != nil {
-				m.CV = errorStats(kf.fbPred, kf.train)
-			}
 			m.Params = bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}
 			choice.Fallback++
 			if len(kf.hold) > 0 {
@@ -271,7 +296,7 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 				if err != nil {
 					return choice, err
 				}
-				m.Holdout = kf.holdoutStats(hm.Predict)
+				m.Holdout = kf.holdoutStats(hm.Fallback(), hm.FloorMs(), mode, hm.Predict)
 			}
 			final, err = kf.fallbackModel(kf.rows, kf.w)
 		}
@@ -295,13 +320,13 @@ func thinNote(kf *keyFit, opt Options, m *bundle.PredictorMeta, famKeys int) str
 	_, n := shapes(kf.rows)
 	var alts []string
 	for _, c := range m.Choices {
-		alts = append(alts, fmt.Sprintf("%s cv %s", c.Model, pctNaN(c.CVMAPE)))
+		alts = append(alts, fmt.Sprintf("%s/%s cv %s", c.Model, c.Extrapolation, pctNaN(c.CVMAPE)))
 	}
 	why := fmt.Sprintf("thin key: %d rows of %d shapes, fewer than the %d shapes a forest of its own needs", len(kf.all), n, opt.MinShapes)
 	if famKeys < 2 {
 		why += fmt.Sprintf(" and no other %s key to pool with", kf.si.key.Op)
 	}
-	return fmt.Sprintf("%s; answered by the %s (%s)", why, m.Model, strings.Join(alts, ", "))
+	return fmt.Sprintf("%s; answered by the %s, extrapolating by %s (%s)", why, m.Model, m.Extrapolation, strings.Join(alts, ", "))
 }
 
 func pctNaN(v float64) string {
