@@ -127,6 +127,12 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 		}
 		f = append(f, field{&c.SmallIndexUs, false, 0.05, 5})
 	}
+	if k == ClassAct || k == ClassRope {
+		if c.IterUs == 0 {
+			c.IterUs = 0.4
+		}
+		f = append(f, field{&c.IterUs, false, 0.05, 5})
+	}
 	if c.HalfFLOPs > 0 {
 		f = append(f, field{&c.HalfFLOPs, false, 1e6, 1e12})
 	}

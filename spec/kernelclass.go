@@ -96,8 +96,12 @@ type Curve struct {
 	// index_select_out_cuda_impl: "if (numIndices <= 16)"), so the time
 	// grows by about one dependent global-memory access per token.
 	SmallIndexUs float64
-	HostPreUs    float64 // CUDA_EVENT: host time from the start event to the kernel's launch
-	HostUs       float64 // CUDA_EVENT: host time from the start event to the end event
+	// IterUs is one loop iteration of a kernel that runs one thread block
+	// per token (tokenBlockLoop): with few tokens the block's serial loop
+	// over the token's elements, not bandwidth, sets the time.
+	IterUs    float64
+	HostPreUs float64 // CUDA_EVENT: host time from the start event to the kernel's launch
+	HostUs    float64 // CUDA_EVENT: host time from the start event to the end event
 }
 
 // HostTerms are the CUDA_EVENT host terms of one eager operator (Curve).

@@ -84,7 +84,45 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}
+	if iters, threads := tokenBlockLoop(o); c.IterUs > 0 && iters > 0 && len(x) > 0 {
+		// Blocks of threads threads, as many as fit the SMs at once, each
+		// looping iters times: whole waves of them.
+		resident := float64(d.SMs) * math.Floor(maxThreadsPerSM/threads)
+		memUs = math.Max(memUs, math.Ceil(x[0]/resident)*iters*c.IterUs)
+	}
 	return (floorUs + math.Max(computeUs, memUs)) / 1e3
+}
+
+// maxThreadsPerSM is the resident threads of one SM on Ampere (sm_80) and
+// Hopper (sm_90) (CUDA C++ Programming Guide, "Compute Capabilities"; Ada's
+// sm_89 holds 1,536: an approximation there).
+const maxThreadsPerSM = 2048
+
+// tokenBlockLoop returns, for vLLM's kernels that run one thread block per
+// token, the iterations of a block's loop over its token and the block's
+// threads; 0 for other operators.
+//   - SiLU-and-mul: a block of min(d, 1024) threads over the d outputs
+//     (vllm csrc/activation_kernels.cu: grid(num_tokens),
+//     block(std::min(d, 1024)));
+//   - rotary embedding: a block of min(pairs, 512) threads over the
+//     token's (q + k heads) x rot_dim / 2 rotation pairs (vllm
+//     csrc/pos_encoding_kernels.cu: grid(num_tokens),
+//     block(std::min<int64_t>(num_heads * rot_dim / 2, 512))).
+func tokenBlockLoop(o *Op) (iters, threads float64) {
+	var work, most float64
+	switch ClassOf(o.Name) {
+	case ClassAct:
+		work, most = float64(o.Width), 1024
+	case ClassRope:
+		work, most = float64(o.Width)/2, 512
+	default:
+		return 0, 0
+	}
+	if work <= 0 {
+		return 0, 0
+	}
+	threads = math.Min(work, most)
+	return math.Ceil(work / threads), threads
 }
 
 // smallIndexMax is the most indices PyTorch's index_select gathers with
