@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
@@ -33,6 +34,11 @@ type Resolved struct {
 	// lockstep: the engines are the DP ranks of an MoE model, stepped
 	// together.
 	lockstep bool
+	// spare holds the cost models Resolve built to check the roles, one
+	// per role, for the first New to take (a cost model keeps per-run
+	// state, so later simulations build their own): building them twice
+	// would add about 1 ms to every simulate.New.
+	spare atomic.Pointer[[]*cost.OpCostModel]
 }
 
 // role is one kind of engine of a run: its layout, memory plan and the
@@ -115,6 +121,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	}
 	// newRole checks one kind of engine and returns it with its execution
 	// mode (which depends on the predictors: the cost model resolves it).
+	var built []*cost.OpCostModel
 	newRole := func(l spec.Layout) (role, string, error) {
 		l = l.Normalize()
 		if err := l.Validate(m); err != nil {
@@ -135,6 +142,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		if err != nil {
 			return role{}, "", err
 		}
+		built = append(built, cm)
 		return role{layout: l, memory: mem, cost: cc}, cm.ExecutionMode(), nil
 	}
 	r := &Resolved{model: m}
@@ -187,5 +195,6 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		r.entry = l.DP
 	}
 	r.cfg = cfg
+	r.spare.Store(&built)
 	return r, nil
 }

@@ -100,10 +100,15 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 	}
 	s := &Simulation{cfg: cfg, opts: opts, router: router, col: newCollector(opts.Requests),
 		entry: r.entry, outstanding: make([]int, r.entry)}
-	costs := make([]*cost.OpCostModel, len(r.roles))
-	for i := range r.roles {
-		if costs[i], err = cost.NewOpCostModel(r.roles[i].cost); err != nil {
-			return nil, err
+	var costs []*cost.OpCostModel
+	if spare := r.spare.Swap(nil); spare != nil {
+		costs = *spare
+	} else {
+		costs = make([]*cost.OpCostModel, len(r.roles))
+		for i := range r.roles {
+			if costs[i], err = cost.NewOpCostModel(r.roles[i].cost); err != nil {
+				return nil, err
+			}
 		}
 	}
 	s.memory, s.cost = r.roles[0].memory, costs[0]
