@@ -39,9 +39,8 @@ const (
 // Repeat policies: what fit trains on when a shape was measured more than
 // once (Meta.Repeats).
 const (
-	// RepeatsAll keeps every measurement, each weighted 1/(the number of
-	// measurements of its shape) in the bootstrap draws, so a shape
-	// measured 20 times weighs as much as one measured once.
+	// RepeatsAll trains on every measurement as a sample of its own, as
+	// the error on all rows counts them.
 	RepeatsAll = "all"
 	// RepeatsMedian trains on one row per shape: the median of its
 	// measurements.

@@ -81,7 +81,7 @@ func nestedFit(ts *TrainingSet, rows [][]Row, folds [][]int, k int, opt Options)
 		sub := &TrainingSet{Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, Checksum: "outer"}
 		var at []int
 		for i, o := range ts.Ops {
-			train, _, _ := splitFold(rows[i], nil, folds[i], f)
+			train, _ := splitFold(rows[i], folds[i], f)
 			if len(train) > 0 {
 				sub.Ops = append(sub.Ops, OpRows{Key: o.Key, Rows: train})
 				at = append(at, i)

@@ -35,7 +35,7 @@ func groupRatios(si shapeInfo, rows []Row, seed uint64) (string, []bundle.GroupR
 			}
 		}
 	}
-	ref, err := trainModel(si, groups[primary], nil, bundle.TargetLogRatio, bundle.ForestParams{Trees: 32, MaxDepth: 24, MinLeaf: 1, MaxFeatures: 1, Seed: seed}, 0)
+	ref, err := trainModel(si, groups[primary], bundle.TargetLogRatio, bundle.ForestParams{Trees: 32, MaxDepth: 24, MinLeaf: 1, MaxFeatures: 1, Seed: seed}, 0)
 	if err != nil {
 		return "", nil, err
 	}

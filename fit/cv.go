@@ -38,16 +38,16 @@ func rowDomain(rows []Row) (lo, hi []float64) {
 
 // crossValidate returns out-of-fold predictions, one slice per
 // extrapolation: row i is predicted by a model trained on the rows of
-// every other fold (weighted w, nil: uniform), as its predictor would
+// every other fold, as its predictor would
 // answer with those rows' domain. Rows of a fold with no training rows
 // left are NaN.
-func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, target string, p bundle.ForestParams, workers int) ([][]float64, error) {
+func crossValidate(si shapeInfo, rows []Row, folds []int, k int, target string, p bundle.ForestParams, workers int) ([][]float64, error) {
 	pred := make([][]float64, len(extrapolations))
 	for e := range pred {
 		pred[e] = make([]float64, len(rows))
 	}
 	for f := 0; f < k; f++ {
-		train, tw, test := splitFold(rows, w, folds, f)
+		train, test := splitFold(rows, folds, f)
 		if len(test) == 0 {
 			continue
 		}
@@ -59,7 +59,7 @@ func crossValidate(si shapeInfo, rows []Row, w []float64, folds []int, k int, ta
 			}
 			continue
 		}
-		m, err := trainModel(si, train, tw, target, p, workers)
+		m, err := trainModel(si, train, target, p, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -95,18 +95,15 @@ func errorStats(pred []float64, rows []Row) bundle.ErrorStats {
 	return st
 }
 
-// splitFold returns the rows outside fold f (to train on) with their
-// weights, and the indices of the rows in it (to predict).
-func splitFold(rows []Row, w []float64, folds []int, f int) (train []Row, tw []float64, test []int) {
+// splitFold returns the rows outside fold f (to train on) and the indices
+// of the rows in it (to predict).
+func splitFold(rows []Row, folds []int, f int) (train []Row, test []int) {
 	for i, r := range rows {
 		if folds[i] == f {
 			test = append(test, i)
 			continue
 		}
 		train = append(train, r)
-		if w != nil {
-			tw = append(tw, w[i])
-		}
 	}
-	return train, tw, test
+	return train, test
 }

@@ -257,7 +257,7 @@ func (kf *keyFit) fitFolds() [][]float64 {
 	}
 	kf.foldFits = make([]foldFit, kf.k)
 	for f := 0; f < kf.k; f++ {
-		train, tw, test := splitFold(kf.train, kf.tw, kf.folds, f)
+		train, test := splitFold(kf.train, kf.folds, f)
 		ff := &kf.foldFits[f]
 		ff.lo, ff.hi = rowDomain(train)
 		var xs [][]float64
@@ -268,7 +268,7 @@ func (kf *keyFit) fitFolds() [][]float64 {
 			minY = math.Min(minY, r.TimeMs)
 		}
 		if len(xs) > 0 {
-			if fb, err := fitFallback(kf.si.op, kf.si.note, kf.si.names, xs, ys, tw); err == nil {
+			if fb, err := fitFallback(kf.si.op, kf.si.note, kf.si.names, xs, ys); err == nil {
 				ff.fb, ff.floorMs = fb, minY/10
 			}
 		}

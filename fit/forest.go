@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -27,20 +26,15 @@ func validateParams(p bundle.ForestParams) error {
 }
 
 // trainForest grows p.Trees trees on rows x (row-major) with targets y,
-// using up to workers goroutines. Row i is drawn into the bootstrap samples
-// with probability proportional to w[i] (nil: uniform). The result depends
-// only on the inputs and p.Seed.
-func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers int) (*bundle.Forest, error) {
+// using up to workers goroutines. The result depends only on the inputs
+// and p.Seed.
+func trainForest(x [][]float64, y []float64, p bundle.ForestParams, workers int) (*bundle.Forest, error) {
 	if err := validateParams(p); err != nil {
 		return nil, err
 	}
 	if len(x) == 0 || len(x) != len(y) {
 		return nil, fmt.Errorf("forest: %d rows and %d targets", len(x), len(y))
 	}
-	if w != nil && len(w) != len(y) {
-		return nil, fmt.Errorf("forest: %d rows and %d weights", len(y), len(w))
-	}
-	al := newAlias(w)
 	d := len(x[0])
 	bd := binColumns(x, d)
 	if workers < 1 {
@@ -54,7 +48,6 @@ func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers i
 		go func() {
 			defer wg.Done()
 			g := newTreeGrower(bd, y, d, p)
-			g.al = al
 			for t := range next {
 				trees[t] = g.grow(rand.New(rand.NewPCG(p.Seed, uint64(t)+1)))
 			}
@@ -83,60 +76,6 @@ func trainForest(x [][]float64, y, w []float64, p bundle.ForestParams, workers i
 	return f, nil
 }
 
-// alias draws indices with probability proportional to their weights in
-// constant time (Vose's alias method): index i is kept with probability
-// prob[i], else replaced by alias[i].
-type alias struct {
-	prob  []float64
-	alias []int32
-}
-
-// newAlias builds the table of weights w; nil for nil or uniform w.
-func newAlias(w []float64) *alias {
-	if w == nil || !slices.ContainsFunc(w, func(v float64) bool { return v != w[0] }) {
-		return nil
-	}
-	n := len(w)
-	var total float64
-	for _, v := range w {
-		total += v
-	}
-	a := &alias{prob: make([]float64, n), alias: make([]int32, n)}
-	scaled := make([]float64, n)
-	var small, large []int32
-	for i, v := range w {
-		scaled[i] = v * float64(n) / total
-		if scaled[i] < 1 {
-			small = append(small, int32(i))
-		} else {
-			large = append(large, int32(i))
-		}
-	}
-	for len(small) > 0 && len(large) > 0 {
-		s, l := small[len(small)-1], large[len(large)-1]
-		small = small[:len(small)-1]
-		a.prob[s], a.alias[s] = scaled[s], l
-		scaled[l] -= 1 - scaled[s]
-		if scaled[l] < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
-		}
-	}
-	for _, i := range append(small, large...) {
-		a.prob[i], a.alias[i] = 1, i
-	}
-	return a
-}
-
-// draw returns one index.
-func (a *alias) draw(r *rand.Rand) int32 {
-	i := int32(r.IntN(len(a.prob)))
-	if r.Float64() < a.prob[i] {
-		return i
-	}
-	return a.alias[i]
-}
-
 // treeGrower holds the scratch space of one worker.
 type treeGrower struct {
 	bd   *binnedData
@@ -144,8 +83,6 @@ type treeGrower struct {
 	d    int
 	p    bundle.ForestParams
 	mtry int
-	// al draws bootstrap rows by weight (nil: uniform draws).
-	al *alias
 
 	idx   []int32 // bootstrap rows, partitioned in place node by node
 	feats []int
@@ -174,14 +111,8 @@ type span struct {
 // grow builds one tree on a bootstrap sample drawn with r.
 func (g *treeGrower) grow(r *rand.Rand) []bundle.Node {
 	n := len(g.y)
-	if g.al == nil {
-		for i := range g.idx {
-			g.idx[i] = int32(r.IntN(n))
-		}
-	} else {
-		for i := range g.idx {
-			g.idx[i] = g.al.draw(r)
-		}
+	for i := range g.idx {
+		g.idx[i] = int32(r.IntN(n))
 	}
 	// The feature order is permuted in place per split: start every tree
 	// from the same order, whatever this worker grew before.

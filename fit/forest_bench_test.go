@@ -32,7 +32,7 @@ func BenchmarkTrainForest1D(b *testing.B) {
 	x, y := synthRows(210, 1, 1)
 	p := bundle.ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
 	for b.Loop() {
-		if _, err := trainForest(x, y, nil, p, 1); err != nil {
+		if _, err := trainForest(x, y, p, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func BenchmarkTrainForest2D(b *testing.B) {
 	x, y := synthRows(430, 2, 1)
 	p := bundle.ForestParams{Trees: 100, MaxDepth: 30, MinLeaf: 1, MaxFeatures: 1, Seed: 1}
 	for b.Loop() {
-		if _, err := trainForest(x, y, nil, p, 1); err != nil {
+		if _, err := trainForest(x, y, p, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package fit
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -12,7 +11,7 @@ func TestGridMatchesForest(t *testing.T) {
 	for _, d := range []int{1, 2, 3} {
 		card := []int{0, 200, 40, 12}[d]
 		x, y := synthRowsCard(300, d, card, uint64(d))
-		f, err := trainForest(x, y, nil, bundle.ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
+		f, err := trainForest(x, y, bundle.ForestParams{Trees: 20, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 1, Seed: 3}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,11 +33,11 @@ func TestGridMatchesForest(t *testing.T) {
 func TestForestDeterministic(t *testing.T) {
 	x, y := synthRows(400, 2, 5)
 	p := bundle.ForestParams{Trees: 24, MaxDepth: 32, MinLeaf: 1, MaxFeatures: 0.5, Seed: 11}
-	a, err := trainForest(x, y, nil, p, 1)
+	a, err := trainForest(x, y, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := trainForest(x, y, nil, p, 4) // other worker count, same forest
+	b, err := trainForest(x, y, p, 4) // other worker count, same forest
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestForestDeterministic(t *testing.T) {
 		}
 	}
 	p.Seed = 12
-	c, err := trainForest(x, y, nil, p, 2)
+	c, err := trainForest(x, y, p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +84,7 @@ func TestForestLearnsAndRespectsLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := trainForest(x, y, nil, tc.p, 2)
+			f, err := trainForest(x, y, tc.p, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,11 +123,11 @@ func TestForestBadParams(t *testing.T) {
 		{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 0},
 		{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1.5},
 	} {
-		if _, err := trainForest(x, y, nil, p, 1); err == nil {
+		if _, err := trainForest(x, y, p, 1); err == nil {
 			t.Errorf("%v: no error", p)
 		}
 	}
-	if _, err := trainForest(nil, nil, nil, bundle.ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
+	if _, err := trainForest(nil, nil, bundle.ForestParams{Trees: 1, MaxDepth: 3, MinLeaf: 1, MaxFeatures: 1}, 1); err == nil {
 		t.Error("no rows: no error")
 	}
 }
@@ -162,27 +161,5 @@ func TestBinEdges(t *testing.T) {
 	}
 	if e := binEdges([]float64{1, 2, 2, 4}); e[0] != 1.5 || e[1] != 3 {
 		t.Errorf("edges %v, want midpoints [1.5 3]", e)
-	}
-}
-
-// TestWeightedBootstrap: the alias table draws each index in proportion to
-// its weight.
-func TestWeightedBootstrap(t *testing.T) {
-	w := []float64{1, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 1}
-	a := newAlias(w)
-	r := rand.New(rand.NewPCG(1, 2))
-	count := make([]float64, len(w))
-	const draws = 400000
-	for i := 0; i < draws; i++ {
-		count[a.draw(r)]++
-	}
-	for i, v := range w {
-		want := v / 4 * draws
-		if math.Abs(count[i]-want) > 0.02*want {
-			t.Errorf("index %d drawn %.0f times, want about %.0f", i, count[i], want)
-		}
-	}
-	if newAlias([]float64{2, 2, 2}) != nil || newAlias(nil) != nil {
-		t.Error("uniform weights need no table")
 	}
 }

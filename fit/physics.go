@@ -9,9 +9,8 @@ import (
 )
 
 // fitFallback fits the physical model on features xs and times y (ms),
-// minimising the squared relative error, row i weighted w[i] (nil:
-// uniform), under non-negative coefficients.
-func fitFallback(op *spec.Op, note string, features []string, xs [][]float64, y, w []float64) (*bundle.Fallback, error) {
+// minimising the squared relative error under non-negative coefficients.
+func fitFallback(op *spec.Op, note string, features []string, xs [][]float64, y []float64) (*bundle.Fallback, error) {
 	f := &bundle.Fallback{Basis: bundle.BasisRaw, Note: note}
 	if op != nil {
 		f.Basis, f.Op = bundle.BasisWork, op
@@ -44,17 +43,13 @@ func fitFallback(op *spec.Op, note string, features []string, xs [][]float64, y,
 	var t [bundle.MaxTerms]float64
 	for i, x := range xs {
 		f.BasisTerms(x, &t)
-		rw := 1.0
-		if w != nil {
-			rw = math.Sqrt(w[i])
-		}
-		inv := rw / y[i]
+		inv := 1 / y[i]
 		a[i] = make([]float64, nt)
 		for j := 0; j < nt; j++ {
 			a[i][j] = t[j] * inv
 			scale[j] = math.Max(scale[j], math.Abs(a[i][j]))
 		}
-		b[i] = rw // y[i] * inv
+		b[i] = 1 // y[i] * inv
 	}
 	for i := range a {
 		for j := range scale {

@@ -99,27 +99,21 @@ func pooledCandidates(trees int, seed uint64) []bundle.SearchResult {
 
 // pooledRows stacks the rows of the keys (part picks train, hold or every
 // row of each) with the keys' condition values appended to the features.
-func pooledRows(fam []*keyFit, vals [][]float64, part func(kf *keyFit) ([]Row, []float64), keep func(i, j int) bool) (x [][]float64, y, w []float64) {
+func pooledRows(fam []*keyFit, vals [][]float64, part func(kf *keyFit) []Row, keep func(i, j int) bool) (x [][]float64, y []float64) {
 	for i, kf := range fam {
-		rows, rw := part(kf)
-		for j, r := range rows {
+		for j, r := range part(kf) {
 			if keep != nil && !keep(i, j) {
 				continue
 			}
 			x = append(x, append(slices.Clip(r.X), vals[i]...))
 			y = append(y, math.Log(r.TimeMs))
-			if rw != nil {
-				w = append(w, rw[j])
-			} else {
-				w = append(w, 1)
-			}
 		}
 	}
-	return x, y, w
+	return x, y
 }
 
-func trainPart(kf *keyFit) ([]Row, []float64) { return kf.train, kf.tw }
-func allPart(kf *keyFit) ([]Row, []float64)   { return kf.rows, kf.w }
+func trainPart(kf *keyFit) []Row { return kf.train }
+func allPart(kf *keyFit) []Row   { return kf.rows }
 
 // pooledSearch cross-validates the pooled candidates on the keys' training
 // rows, every key keeping its own folds and answering beyond the domain of
@@ -142,11 +136,11 @@ func pooledSearch(fam []*keyFit, vals [][]float64, opt Options) (bundle.SearchRe
 			}
 		}
 		for f := 0; f < opt.Folds; f++ {
-			x, y, w := pooledRows(fam, vals, trainPart, func(i, j int) bool { return fam[i].folds[j] != f })
+			x, y := pooledRows(fam, vals, trainPart, func(i, j int) bool { return fam[i].folds[j] != f })
 			if len(x) == 0 {
 				continue
 			}
-			forest, err := trainForest(x, y, w, c.Params, opt.Workers)
+			forest, err := trainForest(x, y, c.Params, opt.Workers)
 			if err != nil {
 				return best, nil, fmt.Errorf("pooled %s: %w", fam[0].si.key.Op, err)
 			}
@@ -208,9 +202,9 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 		}
 	}
 	var holdForest, finalForest *bundle.Forest
-	pooledForest := func(part func(*keyFit) ([]Row, []float64)) (*bundle.Forest, error) {
-		x, y, w := pooledRows(fam, vals, part, nil)
-		return trainForest(x, y, w, pc.Params, opt.Workers)
+	pooledForest := func(part func(*keyFit) []Row) (*bundle.Forest, error) {
+		x, y := pooledRows(fam, vals, part, nil)
+		return trainForest(x, y, pc.Params, opt.Workers)
 	}
 	for i, kf := range fam {
 		m := kf.meta
@@ -252,13 +246,13 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 			m.Params = kf.own.Params
 			choice.Forest++
 			if len(kf.hold) > 0 {
-				hm, err := trainModel(kf.si, kf.train, kf.tw, kf.own.Target, kf.own.Params, opt.Workers)
+				hm, err := trainModel(kf.si, kf.train, kf.own.Target, kf.own.Params, opt.Workers)
 				if err != nil {
 					return choice, err
 				}
 				m.Holdout = kf.holdoutStats(hm.Fallback(), hm.FloorMs(), mode, hm.Predict)
 			}
-			final, err = trainModel(kf.si, kf.rows, kf.w, kf.own.Target, kf.own.Params, opt.Workers)
+			final, err = trainModel(kf.si, kf.rows, kf.own.Target, kf.own.Params, opt.Workers)
 		case bundle.ModelPooled:
 			m.Params = pc.Params
 			choice.Pooled++
@@ -268,7 +262,7 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 						return choice, err
 					}
 				}
-				hm, err := kf.fallbackModel(kf.train, kf.tw)
+				hm, err := kf.fallbackModel(kf.train)
 				if err != nil {
 					return choice, err
 				}
@@ -280,7 +274,7 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 				}
 			}
 			var fbm *bundle.Model
-			if fbm, err = kf.fallbackModel(kf.rows, kf.w); err == nil {
+			if fbm, err = kf.fallbackModel(kf.rows); err == nil {
 				final = bundle.NewModel(bundle.TargetLog, fbm.Fallback(), fbm.FloorMs(), bundle.ForestFeatures(kf.si.key.Op),
 					specialize(finalForest, len(kf.si.names), vals[i]))
 			}
@@ -292,13 +286,13 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 			m.Params = bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}
 			choice.Fallback++
 			if len(kf.hold) > 0 {
-				hm, err := kf.fallbackModel(kf.train, kf.tw)
+				hm, err := kf.fallbackModel(kf.train)
 				if err != nil {
 					return choice, err
 				}
 				m.Holdout = kf.holdoutStats(hm.Fallback(), hm.FloorMs(), mode, hm.Predict)
 			}
-			final, err = kf.fallbackModel(kf.rows, kf.w)
+			final, err = kf.fallbackModel(kf.rows)
 		}
 		if err != nil {
 			return choice, err

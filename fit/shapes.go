@@ -36,24 +36,6 @@ func shapeKey(x []float64) string {
 	return b.String()
 }
 
-// repeatWeights returns 1/(measurements of the row's shape) per row, or nil
-// when no shape is repeated (uniform weights).
-func repeatWeights(rows []Row) []float64 {
-	id, n := shapes(rows)
-	if n == len(rows) {
-		return nil
-	}
-	count := make([]int, n)
-	for _, s := range id {
-		count[s]++
-	}
-	w := make([]float64, len(rows))
-	for i, s := range id {
-		w[i] = 1 / float64(count[s])
-	}
-	return w
-}
-
 // medianRows collapses the measurements of every shape into one row with
 // their median time (bundle.RepeatsMedian); the row keeps the first measurement's
 // source line and group.

@@ -41,9 +41,9 @@ func TestGroupedFolds(t *testing.T) {
 	}
 }
 
-// TestRepeatStatsAndWeights: the noise floor is the error of answering
-// each shape's median, and weights give every shape the same total.
-func TestRepeatStatsAndWeights(t *testing.T) {
+// TestRepeatStats: the noise floor is the error of answering each shape's
+// median; median rows collapse a shape's repeats.
+func TestRepeatStats(t *testing.T) {
 	rows := []Row{
 		{X: []float64{1}, TimeMs: 1}, {X: []float64{1}, TimeMs: 1.4}, // two sweeps 40% apart
 		{X: []float64{2}, TimeMs: 2},
@@ -55,16 +55,6 @@ func TestRepeatStatsAndWeights(t *testing.T) {
 	if st.Shapes != 3 || st.Repeated != 2 || st.Rows != 6 || math.Abs(st.NoiseFloorPct-want) > 1e-9 ||
 		st.Disagreeing != 1 || math.Abs(st.DisagreeSpread-1.4) > 1e-9 {
 		t.Errorf("repeat stats %+v, want noise floor %.4f%%", st, want)
-	}
-	w := repeatWeights(rows)
-	sum := map[float64]float64{}
-	for i, r := range rows {
-		sum[r.X[0]] += w[i]
-	}
-	for x, s := range sum {
-		if math.Abs(s-1) > 1e-12 {
-			t.Errorf("shape %g weighs %g in total, want 1", x, s)
-		}
 	}
 	if m := medianRows(rows); len(m) != 3 || m[0].TimeMs != 1.2 {
 		t.Errorf("median rows %+v", m)

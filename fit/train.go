@@ -16,9 +16,8 @@ type shapeInfo struct {
 	names []string // base features
 }
 
-// trainModel fits the fallback and the forest on rows, row i weighted w[i]
-// (nil: uniform).
-func trainModel(si shapeInfo, rows []Row, w []float64, target string, p bundle.ForestParams, workers int) (*bundle.Model, error) {
+// trainModel fits the fallback and the forest on rows.
+func trainModel(si shapeInfo, rows []Row, target string, p bundle.ForestParams, workers int) (*bundle.Model, error) {
 	xs := make([][]float64, len(rows))
 	y := make([]float64, len(rows))
 	minY := math.Inf(1)
@@ -26,7 +25,7 @@ func trainModel(si shapeInfo, rows []Row, w []float64, target string, p bundle.F
 		xs[i], y[i] = r.X, r.TimeMs
 		minY = math.Min(minY, r.TimeMs)
 	}
-	fb, err := fitFallback(si.op, si.note, si.names, xs, y, w)
+	fb, err := fitFallback(si.op, si.note, si.names, xs, y)
 	if err != nil {
 		return nil, fmt.Errorf("%s: fallback: %w", si.key, err)
 	}
@@ -45,7 +44,7 @@ func trainModel(si shapeInfo, rows []Row, w []float64, target string, p bundle.F
 			ty[i] = y[i]
 		}
 	}
-	f, err := trainForest(fx, ty, w, p, workers)
+	f, err := trainForest(fx, ty, p, workers)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", si.key, err)
 	}

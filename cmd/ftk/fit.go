@@ -26,12 +26,13 @@ in parallel, deterministic for --seed) beside a physical fallback: a non-negativ
 linear model of the operator's FLOPs and bytes. A small search picks, by k-fold
 cross-validation, the target (log of the ratio to the fallback, or log time) and the
 minimum leaf size; a held-out split is scored separately. Folds and holdout group the
-measurements of one shape. Queries outside the sampled domain use the fallback and
-are counted.
+measurements of one shape. Queries outside the sampled domain add the fallback's
+increment to the edge value, or answer the edge value, whichever cross-validates
+better, and are counted.
 
 Every row is kept. Repeated measurements of a shape are samples (--repeats all, each
-weighted so a shape measured 20 times weighs as much as one measured once; or
---repeats median); their spread is reported as the noise floor beside the errors,
+a sample of its own as the error on all rows counts it; or --repeats median, one per
+shape); their spread is reported as the noise floor beside the errors,
 and sweeps more than 25% apart are listed with their ratio. A key with fewer shapes
 than a forest needs gets the forest pooled over its operator's keys or the physical
 fallback, whichever cross-validates better, and is marked; the conditions keys differ
@@ -60,7 +61,7 @@ Examples:
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
 			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
 			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
-			&cli.StringFlag{Name: "repeats", Value: bundle.RepeatsAll, Usage: "repeated measurements of a shape: all (each weighted 1/repeats) or median"},
+			&cli.StringFlag{Name: "repeats", Value: bundle.RepeatsAll, Usage: "repeated measurements of a shape: all (each a sample) or median (one per shape)"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
 			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},
 			&cli.IntFlag{Name: "max-num-batched-tokens", Value: spec.DefaultMaxNumBatchedTokens, Usage: "coverage: engine token budget per step"},
