@@ -41,6 +41,11 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		byClass[c] = append(byClass[c], p)
 	}
 	fitted.Host = map[string]HostTerms{}
+	if borrowed != nil {
+		fitted.KernelHostUs = borrowed.KernelHostUs
+	} else {
+		fitted.KernelHostUs = fitKernelHostUs(pts, arch, fitted)
+	}
 	for c := KernelClass(0); c < numKernelClasses; c++ {
 		cps := byClass[c]
 		if len(cps) == 0 {
@@ -67,12 +72,12 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		classHost := []field{{&cur.HostPreUs, false, minHostUs, maxHostUs}, {&cur.HostUs, false, minHostUs, maxHostUs}}
 		switch {
 		case len(kern) > 0:
-			fitFields(kern, c, &cur, nil, kfields)
+			fitFields(kern, c, &cur, nil, fitted.KernelHostUs, kfields)
 			if len(all) > 0 {
-				fitFields(all, c, &cur, nil, classHost)
+				fitFields(all, c, &cur, nil, fitted.KernelHostUs, classHost)
 			}
 		case len(all) > 0:
-			fitFields(all, c, &cur, nil, append(kfields, classHost...))
+			fitFields(all, c, &cur, nil, fitted.KernelHostUs, append(kfields, classHost...))
 		}
 		fitted.Class[c] = cur
 		// Then each operator's own host terms, from its class's.
@@ -83,7 +88,7 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		sort.Strings(names)
 		for _, n := range names {
 			h := HostTerms{PreUs: cur.HostPreUs, Us: cur.HostUs}
-			fitFields(event[n], c, &cur, &opHost{n, &h}, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
+			fitFields(event[n], c, &cur, &opHost{n, &h}, fitted.KernelHostUs, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
 			fitted.Host[n] = h
 		}
 	}
@@ -164,7 +169,7 @@ type opHost struct {
 
 // groupMAPE is the mean over (profile, operator) groups of the MAPE of
 // class c's points with curve cur (and host override oh, if any).
-func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost) float64 {
+func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, kernelHostUs float64) float64 {
 	type acc struct {
 		s float64
 		n int
@@ -178,6 +183,7 @@ func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost) float64 {
 			devs[p.device] = d
 		}
 		d.Curves.Class[c] = *cur
+		d.Curves.KernelHostUs = kernelHostUs
 		d.Curves.Host = nil
 		if oh != nil {
 			d.Curves.Host = map[string]HostTerms{oh.op: *oh.h}
@@ -199,7 +205,7 @@ func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost) float64 {
 	return s / float64(len(g))
 }
 
-func fitFields(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, fs []field) {
+func fitFields(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, kernelHostUs float64, fs []field) {
 	x0 := make([]float64, len(fs))
 	for i, f := range fs {
 		x0[i] = f.get()
@@ -208,7 +214,7 @@ func fitFields(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, fs []fiel
 		for i, f := range fs {
 			f.set(x[i])
 		}
-		return groupMAPE(pts, c, cur, oh)
+		return groupMAPE(pts, c, cur, oh, kernelHostUs)
 	}
 	best := nelderMead(obj, x0, 400)
 	for i, f := range fs {
@@ -288,6 +294,53 @@ func nelderMead(f func([]float64) float64, x0 []float64, iters int) []float64 {
 			}
 		}
 		best = simplex[bi]
+	}
+	return best
+}
+
+// fitKernelHostUs fits Curves.KernelHostUs on the CUDA_EVENT calibration
+// points of the operators whose kernel count differs between profiles
+// (a QKV projection with and without Q/K norms, top-k routing at top-2 and
+// top-8): for each candidate, every such operator's own host terms are
+// refitted with the shipped kernel curve, and the candidate with the least
+// summed error is kept.
+func fitKernelHostUs(pts []realPoint, arch string, cv Curves) float64 {
+	byOp := map[string][]realPoint{}
+	kernels := map[string]map[int]bool{}
+	for _, p := range pts {
+		if p.heldOut() || p.meas != CUDAEvent || archOfProfileDevice(p.device) != arch {
+			continue
+		}
+		o := contextOp(&p.op, p.path)
+		if kernels[p.op.Name] == nil {
+			kernels[p.op.Name] = map[int]bool{}
+		}
+		kernels[p.op.Name][o.Kernels] = true
+		byOp[p.op.Name] = append(byOp[p.op.Name], p)
+	}
+	var names []string
+	for n, ks := range kernels {
+		if len(ks) > 1 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return 0
+	}
+	best, bestErr := 0.0, math.Inf(1)
+	for v := 0.0; v <= 60; v += 2 {
+		var sum float64
+		for _, n := range names {
+			c := ClassOf(n)
+			cur := cv.Class[c]
+			h := cv.host(n)
+			fitFields(byOp[n], c, &cur, &opHost{n, &h}, v, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
+			sum += groupMAPE(byOp[n], c, &cur, &opHost{n, &h}, v)
+		}
+		if sum < bestErr {
+			best, bestErr = v, sum
+		}
 	}
 	return best
 }

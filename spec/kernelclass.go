@@ -119,6 +119,10 @@ type Curves struct {
 	ColdHostFactor float64
 	// CustomAllReduce is vLLM's custom all-reduce (Roofline).
 	CustomAllReduce Curve
+	// KernelHostUs is the eager host time of each kernel of an operator
+	// past its first (CUDA_EVENT): the Q/K norms a QKV projection runs, the
+	// per-choice kernels of uniform top-k routing.
+	KernelHostUs float64
 	// FP8ComputeEff replaces the GEMM class's ComputeEff for FP8 GEMMs
 	// (W8A8: both operands FP8), which run at the FP8 peak.
 	FP8ComputeEff float64

@@ -134,8 +134,9 @@ const smallIndexMax = 16
 // reaching the end event when that is later (Curve).
 func (r Roofline) EventMs(o *Op, x []float64) float64 {
 	h := r.Device.Curves.host(o.Name)
+	extraUs := float64(max(o.Kernels-1, 0)) * r.Device.Curves.KernelHostUs
 	k := r.KernelMs(o, x)
-	return math.Max(k+h.PreUs/1e3, h.Us/1e3)
+	return math.Max(k+(h.PreUs+extraUs)/1e3, (h.Us+extraUs)/1e3)
 }
 
 // LaunchMs is the host time to launch op's kernels eagerly.
@@ -158,13 +159,7 @@ func (r Roofline) TimeMs(o *Op, x []float64, measurement string) float64 {
 // and the uniform_topk routing path runs one kernel per expert choice
 // instead of the standard fused top-k's three.
 func (r Roofline) ContextTimeMs(o *Op, x []float64, measurement, gatingContext, routingPath string) float64 {
-	op := *o
-	if op.Name == OpMoERoutingTopK && routingPath == RoutingPathUniform {
-		// The profilers' round-robin assignment runs about one kernel per
-		// expert choice: on the H800 profiles it takes 52-56 us at top-8
-		// (Qwen3) and 16 us at top-2 (Phi-tiny-MoE), KERNEL_ONLY.
-		op.Kernels = max(1, op.TopK)
-	}
+	op := contextOp(o, routingPath)
 	if f := r.Device.Curves.ColdHostFactor; f > 0 && gatingContext == GatingStandalone && (op.Name == OpMoEGatingLinear || op.Name == OpMoERoutingTopK) {
 		cold := *r.Device
 		cold.LaunchUs *= f
@@ -173,6 +168,18 @@ func (r Roofline) ContextTimeMs(o *Op, x []float64, measurement, gatingContext, 
 		r = Roofline{Device: &cold}
 	}
 	return r.TimeMs(&op, x, measurement)
+}
+
+// contextOp is o as run on routing path routingPath: the profilers'
+// round-robin (uniform_topk) assignment runs about one kernel per expert
+// choice; on the H800 profiles it takes 52-56 us at top-8 (Qwen3) and
+// 16 us at top-2 (Phi-tiny-MoE), KERNEL_ONLY.
+func contextOp(o *Op, routingPath string) Op {
+	op := *o
+	if op.Name == OpMoERoutingTopK && routingPath == RoutingPathUniform {
+		op.Kernels = max(1, op.TopK)
+	}
+	return op
 }
 
 // waveUtilisation is the fraction of the tensor cores doing useful work in
