@@ -141,9 +141,9 @@ func TestBinEdges(t *testing.T) {
 		{"constant", []float64{3, 3, 3}, 0},
 		{"few values", []float64{1, 2, 2, 4}, 2},
 		{"many values", func() []float64 {
-			v := make([]float64, 5000)
+			v := make([]float64, 5*maxBins)
 			for i := range v {
-				v[i] = float64(i % 1000)
+				v[i] = float64(i % (2 * maxBins))
 			}
 			return v
 		}(), maxBins - 1},
