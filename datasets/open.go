@@ -41,11 +41,9 @@ type RunArrivals struct {
 	Seed    uint64
 }
 
-// Errors of RunArrivals.Open that name a missing or doubled choice.
-var (
-	ErrNoArrivals       = errors.New("simulate workload: no arrivals: give a trace file or a generated workload")
-	ErrTraceAndWorkload = errors.New("simulate workload: give a trace file or a generated workload, not both")
-)
+// ErrNoArrivals is RunArrivals.Open's error when neither a trace nor a
+// workload is named.
+var ErrNoArrivals = errors.New("simulate workload: no arrivals: give a trace file or a generated workload")
 
 // Open opens the arrivals (see OpenRun). With Clients the stream is a
 // *Clients, which the simulator tells of every completion.
@@ -77,7 +75,7 @@ func (r RunArrivals) process() (Workload, Arrivals, error) {
 	case r.Trace == "" && r.Workload == "":
 		return Workload{}, Arrivals{}, ErrNoArrivals
 	case r.Trace != "" && r.Workload != "":
-		return Workload{}, Arrivals{}, ErrTraceAndWorkload
+		return Workload{}, Arrivals{}, fmt.Errorf("simulate workload: give a trace file or a generated workload, not both")
 	case r.Stages != "" && r.RatePerS != 0:
 		return Workload{}, Arrivals{}, fmt.Errorf("simulate workload: give a rate or rate stages, not both")
 	case r.ThinkS != 0 && r.Clients == 0:

@@ -14,15 +14,16 @@ const SharedEnv = "FTK_SHARED"
 // profiles/, models/), looking in order at
 //
 //  1. $FTK_SHARED, when set;
-//  2. a folder named shared, holding traces/ or profiles/, in the working
-//     directory or one of its parents: in a checkout, the shared folder
-//     beside the repository (returned relative, e.g. "../shared");
-//  3. the same walk up from the folder of the running executable, so that
-//     a checkout's bin/ftk finds it from any working directory.
+//  2. the shared folder beside the module root (the folder with go.mod)
+//     that holds the working directory: in a checkout, ../shared seen from
+//     the repository (returned relative to the working directory);
+//  3. the same beside the module root that holds the running executable,
+//     so that a checkout's bin/ftk finds it from any working directory.
 //
-// The command line's --shared flag, where a command has one, comes before
-// all of these (ParseWorkloadIn). When none is found the error says where
-// it looked and what to do.
+// A shared folder counts when it holds traces/ or profiles/. The command
+// line's --shared flag, where a command has one, comes before all of these
+// (ParseWorkloadIn). When none is found the error says where it looked and
+// what to do.
 func SharedDir() (string, error) {
 	if d := os.Getenv(SharedEnv); d != "" {
 		return d, nil
@@ -44,17 +45,20 @@ func SharedDir() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("no shared fixtures folder (shared/ holding traces/ or profiles/) in %s or its parents, nor beside the ftk executable %s: set $%s to it, pass --shared DIR where the command has it, or run ftk from inside the checkout", wd, exe, SharedEnv)
+	return "", fmt.Errorf("no shared fixtures folder (shared/ holding traces/ or profiles/ beside the repository) found from %s or from the ftk executable %s: set $%s to it, pass --shared DIR where the command has it, or run ftk from inside the checkout", wd, exe, SharedEnv)
 }
 
-// findShared walks up from dir (absolute) and returns the first
-// dir/shared, dir/../shared, ... that holds traces/ or profiles/.
+// findShared walks up from dir (absolute) to the module roots above it and
+// returns the first shared folder beside one that holds traces/ or
+// profiles/.
 func findShared(dir string) (string, bool) {
 	for {
-		d := filepath.Join(dir, "shared")
-		for _, sub := range []string{"traces", "profiles"} {
-			if st, err := os.Stat(filepath.Join(d, sub)); err == nil && st.IsDir() {
-				return d, true
+		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
+			d := filepath.Join(filepath.Dir(dir), "shared")
+			for _, sub := range []string{"traces", "profiles"} {
+				if st, err := os.Stat(filepath.Join(d, sub)); err == nil && st.IsDir() {
+					return d, true
+				}
 			}
 		}
 		parent := filepath.Dir(dir)

@@ -101,8 +101,22 @@ func TestSharedDirFromAnywhere(t *testing.T) {
 			t.Errorf("findShared(%s) = %q, %v; want %q", dir, d, ok, want)
 		}
 	}
-	if d, ok := findShared(t.TempDir()); ok {
-		t.Errorf("findShared(temp dir) found %q", d)
+	// A shared folder counts beside a module root only: a stray one above
+	// a folder outside any module is not taken.
+	tmp := t.TempDir()
+	for _, d := range []string{"shared/traces", "repo/bin", "loose/shared/traces", "loose/x"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "repo", "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := findShared(filepath.Join(tmp, "repo", "bin")); !ok || d != filepath.Join(tmp, "shared") {
+		t.Errorf("findShared(repo/bin) = %q, %v; want the shared folder beside repo", d, ok)
+	}
+	if d, ok := findShared(filepath.Join(tmp, "loose", "x")); ok {
+		t.Errorf("findShared outside a module found %q", d)
 	}
 	t.Setenv(SharedEnv, "")
 	t.Chdir(t.TempDir())

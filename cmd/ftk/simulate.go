@@ -139,10 +139,8 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("dp", func() { cfg.Layout.DP = cmd.Int("dp") })
 	set("router", func() { cfg.Router = cmd.String("router") })
 	set("bundle", func() { cfg.Bundle = cmd.String("bundle") })
-	// A flag replaces the other kind of arrivals a --config names; both
-	// flags together are datasets.ErrTraceAndWorkload.
-	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), cmd.String("workload") })
-	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), cmd.String("trace") })
+	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), "" })
+	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), "" })
 	set("rate", func() { w.RatePerS = cmd.Float("rate") })
 	set("num-requests", func() { w.NumRequests = cmd.Int("num-requests") })
 	set("seed", func() { w.Seed = cmd.Uint64("seed") })
@@ -190,6 +188,9 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		set(r.prefix+"-pp", func() { r.l.PP = cmd.Int(r.prefix + "-pp") })
 		set(r.prefix+"-ep", func() { r.l.EP = cmd.Int(r.prefix + "-ep") })
 	}
+	if cmd.IsSet("trace") && cmd.IsSet("workload") {
+		return cfg, usageError("simulate: give --trace or --workload, not both")
+	}
 	if p := cmd.String("calibration"); p != "" {
 		c, err := cost.LoadCalibration(p)
 		if err != nil {
@@ -200,17 +201,15 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	return cfg, nil
 }
 
-// simUsage turns the errors of a missing or doubled setting, which
-// datasets.RunArrivals.Open and simulate.Resolve report, into usage errors
-// in the command line's words.
+// simUsage turns the errors of a missing setting, which simulate.Resolve
+// and datasets.RunArrivals.Open report, into usage errors in the command
+// line's words.
 func simUsage(err error) error {
 	switch {
 	case errors.Is(err, runresult.ErrNoModel):
 		return usageError("simulate needs --model (or a --config that names one)")
 	case errors.Is(err, datasets.ErrNoArrivals):
 		return usageError("simulate needs --trace FILE or --workload W (or a --config that names one)")
-	case errors.Is(err, datasets.ErrTraceAndWorkload):
-		return usageError("simulate: give --trace or --workload, not both")
 	}
 	return err
 }
