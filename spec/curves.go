@@ -55,6 +55,12 @@ func archCurves(arch string) Curves {
 //   - ColdHostFactor 1: the H800 MoE files time standalone_legacy and
 //     prefill_hot gating alike (ratio 0.96-1.06).
 //
+// KernelHostUs is fitted (fitKernelHostUs) on the CUDA_EVENT rows of the
+// operators whose kernel count differs between the H800 profiles: the QKV
+// projection with and without Qwen3's Q/K norms, uniform routing at top-8
+// and top-2. SmallIndexUs (embedding) and IterUs (activation, rope) are
+// fitted with their classes' other kernel terms.
+//
 // Fitted efficiencies are bounded by 0.92 of HBM bandwidth and 0.85 of the
 // peak; they are effective figures for the bytes Op.Work counts (an
 // operand still in the 50 MB L2 is counted as read from HBM).
@@ -106,7 +112,8 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // approximation; bandwidths are the device's own). ColdHostFactor 3 is
 // docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
 // Ampere has no FP8 tensor cores (FP8ComputeEff 0: FP8 weights compute at
-// the BF16 peak).
+// the BF16 peak). KernelHostUs is Hopper's (the A800 file times each
+// operator at one kernel count, so it cannot fix it).
 var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassGEMM:        {FloorUs: 5.84, MemEff: 0.765, ComputeEff: 0.809, HostPreUs: 6.2, HostUs: 65.4},
 	ClassNorm:        {FloorUs: 4.98, MemEff: 0.713, HostPreUs: 3.08, HostUs: 6.9},
