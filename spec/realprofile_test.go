@@ -379,7 +379,11 @@ type opError struct {
 
 // scoreRealPoints returns the per-operator MAPE of the built-in model on
 // every profile, sorted by profile and operator.
-func scoreRealPoints(pts []realPoint) []opError {
+func scoreRealPoints(pts []realPoint) []opError { return scoreRealPointsWith(pts, nil) }
+
+// scoreRealPointsWith is scoreRealPoints with curves, when not nil, in
+// place of the shipped table of their generation.
+func scoreRealPointsWith(pts []realPoint, curves map[string]Curves) []opError {
 	type acc struct {
 		n, nh  int
 		s, sh  float64
@@ -390,6 +394,9 @@ func scoreRealPoints(pts []realPoint) []opError {
 		d, err := LookupDevice(p.device)
 		if err != nil {
 			continue
+		}
+		if c, ok := curves[d.Arch]; ok {
+			d.Curves = c
 		}
 		pred := Roofline{Device: d, NCCL: true}.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
 		ape := math.Abs(pred-p.ms) / p.ms

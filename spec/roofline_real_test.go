@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -212,5 +213,44 @@ func BenchmarkCalibrateCurves(b *testing.B) {
 	for b.Loop() {
 		fmt.Print(formatCurves("hopperCurves", fitCurves(pts, ArchHopper)))
 		fmt.Print(formatCurves("ampereCurves", fitCurves(pts, ArchAmpere)))
+	}
+}
+
+// BenchmarkLeaveOneProfileOut refits the Hopper curves without each Hopper
+// profile folder in turn (both its measurement types) and scores that
+// folder with the refit: error on a model, software stack and shape set the
+// fit never saw. The network folder is skipped (it alone holds the
+// collective classes, which would keep their shipped values). The fit
+// starts from the shipped constants, so only its starting point knows the
+// folder.
+func BenchmarkLeaveOneProfileOut(b *testing.B) {
+	pts := loadRealPoints(b)
+	folders := map[string]bool{}
+	for _, p := range pts {
+		if archOfProfileDevice(p.device) == ArchHopper && !strings.Contains(p.file, "network") {
+			folders[filepath.Dir(p.file)] = true
+		}
+	}
+	var names []string
+	for f := range folders {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for b.Loop() {
+		fmt.Printf("leave one profile out (Hopper): fitted without the folder, scored on it\n%-58s %8s %8s %-26s\n", "profile", "mean%", "worst%", "worst operator")
+		for _, f := range names {
+			var fit, out []realPoint
+			for _, p := range pts {
+				if filepath.Dir(p.file) == f {
+					out = append(out, p)
+				} else {
+					fit = append(fit, p)
+				}
+			}
+			c := fitCurves(fit, ArchHopper)
+			for _, s := range summarizeProfiles(scoreRealPointsWith(out, map[string]Curves{ArchHopper: c})) {
+				fmt.Printf("%-58s %8.1f %8.1f %-26s\n", s.profile, s.mean, s.worst, s.worstOp)
+			}
+		}
 	}
 }
