@@ -283,6 +283,52 @@ func printCVTable(w io.Writer, table []cvRow, haveSk bool) {
 		fmt.Fprintf(w, "mean over %d predictors: CV ftk %.2f%%, sklearn %.2f%%, %d predictors worse than sklearn by more than 0.5 points; in-sample ftk %.2f%%, sklearn %.2f%%, %d worse by more than 0.5 points\n",
 			n, sf/float64(n), ss/float64(n), worse, sfi/float64(n), ssi/float64(n), worseIn)
 	}
+	printProfileSummary(w, table)
+}
+
+// printProfileSummary prints, per profile and measurement type, how many
+// predictors are worse than scikit-learn by more than 0.5 points (CV and
+// in-sample) and the worst of each.
+func printProfileSummary(w io.Writer, table []cvRow) {
+	type sum struct {
+		n, worse, worseIn int
+		worst, worstIn    cvRow
+	}
+	var order []string
+	by := map[string]*sum{}
+	for _, r := range table {
+		if math.IsNaN(r.sk) {
+			continue
+		}
+		s, ok := by[r.profile]
+		if !ok {
+			s = &sum{worst: r, worstIn: r}
+			by[r.profile] = s
+			order = append(order, r.profile)
+		}
+		s.n++
+		if r.ftk-r.sk > 0.5 {
+			s.worse++
+		}
+		if r.ftkIn-r.skIn > 0.5 {
+			s.worseIn++
+		}
+		if r.ftk-r.sk > s.worst.ftk-s.worst.sk {
+			s.worst = r
+		}
+		if r.ftkIn-r.skIn > s.worstIn.ftkIn-s.worstIn.skIn {
+			s.worstIn = r
+		}
+	}
+	fmt.Fprintln(w, "\nper profile: predictors, worse than sklearn by more than 0.5 points (CV; in-sample), and the worst of each (ftk vs sklearn)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tPREDICTORS\tWORSE CV\tWORST CV\tWORSE IN-SAMPLE\tWORST IN-SAMPLE")
+	for _, p := range order {
+		s := by[p]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s %.2f vs %.2f\t%d\t%s %.2f vs %.2f\n", p, s.n, s.worse, s.worst.key, s.worst.ftk, s.worst.sk,
+			s.worseIn, s.worstIn.key, s.worstIn.ftkIn, s.worstIn.skIn)
+	}
+	tw.Flush()
 }
 
 func num(v float64) string {
