@@ -102,7 +102,7 @@ func ReportDataset(w io.Writer, bundlePath, datasetDir string) error {
 	if err != nil {
 		return err
 	}
-	ts, err := FromDataset(ds, b.Measurement())
+	ts, err := FromDatasetOf(ds, b.Measurement(), b.Model())
 	if err != nil {
 		return err
 	}

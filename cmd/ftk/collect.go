@@ -41,7 +41,7 @@ and skips the shapes already there; --force starts over.
 Examples:
   ftk collect all --backend synthetic --model qwen3-30b-a3b --device h100 --tp 8 --ep 8
   ftk collect moe --model qwen3-30b-a3b --device h100 --ep 8 --plan-only
-  ftk collect linear attention --model llama-3.1-8b --tp 1,2 --shard 0/4
+  ftk collect linear attention --model llama-3.1-8b --device h100 --tp 1,2 --shard 0/4
   ftk collect all --model llama-3.1-8b --device h100 --emit slurm --shards 8 > collect.sbatch
   ftk collect linear --backend torch --device-kind cpu --model llama-2-7b --max-num-batched-tokens 16 --repeats 3`,
 		Flags: []cli.Flag{

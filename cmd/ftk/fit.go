@@ -39,6 +39,8 @@ fallback, whichever cross-validates better, and is marked; the conditions keys d
 in (TP, EP, experts, gating context, routing path, group size) split predictors or
 become features of the pooled forest, decided by cross-validation per key. The table
 gives the error on all rows of the dataset beside CV, holdout and noise floor.
+A bundle holds one model: of a dataset of several models (ingest of a folder of
+them), --model picks one (its samples and the model-independent collectives).
 
 --check-coverage compares the query domain of a simulation (--model, --tp/--ep/--pp,
 engine limits) with every predictor's sampled domain, prints a per-operator table and
@@ -49,7 +51,7 @@ existing bundle without fitting.
 Examples:
   ftk ingest ../shared/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800
   ftk fit runs/a800 -o runs/a800.bundle.arrow
-  ftk fit runs/h800 -o runs/h800.bundle.arrow --measurement KERNEL_ONLY --report
+  ftk fit runs/h800 -o runs/h800.bundle.arrow --model qwen3-30b-a3b-tiny --measurement KERNEL_ONLY --report
   ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \
       --tp 1 --max-num-batched-tokens 4096 --max-num-seqs 64 --max-model-len 4096
   ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8`,
@@ -57,7 +59,7 @@ Examples:
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "model bundle to write (Arrow IPC)"},
 			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle (with --check-coverage) instead of fitting"},
 			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
-			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's)"},
+			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's); of a dataset of several models, the one to fit"},
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
 			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
 			&cli.IntFlag{Name: "folds", Value: 5, Usage: "k of the k-fold cross-validation"},
@@ -98,14 +100,16 @@ Examples:
 					return err
 				}
 				meas := strings.ToUpper(cmd.String("measurement"))
-				if ts, err = fit.FromDataset(ds, meas); err != nil {
-					return err
-				}
 				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Repeats: cmd.String("repeats"), Log: errw}
+				model := ""
 				if name := cmd.String("model"); name != "" {
 					if opt.Model, err = spec.LookupModel(name); err != nil {
 						return err
 					}
+					model = opt.Model.Name
+				}
+				if ts, err = fit.FromDatasetOf(ds, meas, model); err != nil {
+					return err
 				}
 				if cmd.Bool("check-coverage") { // refuse a bad limit before the fit, not after
 					m := opt.Model

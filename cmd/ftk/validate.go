@@ -96,7 +96,7 @@ measured against simulated.
 Examples:
   ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_conv.csv -o sim/h100-tp1__conv
   ftk validate e2e --measured bench/ --simulated sim/ -o report
-  ftk validate e2e -m h100-tp1__conv__r1.json -m h100-tp1__conv__r2.json -s sim/h100-tp1__conv --format markdown
+  ftk validate e2e -m h100-tp1__conv__r1.csv -m h100-tp1__conv__r2.csv -s sim/h100-tp1__conv --format markdown
   ftk validate e2e --manifest runs.yaml --metrics ttft_p99_ms,tpot_mean_ms --format csv`,
 		Flags: append(runInputFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "stdout format: text, markdown or csv (csv: the per-row table, a blank line, the per-metric table)"},
