@@ -155,7 +155,8 @@ var exampleSetup = map[string]exampleNeeds{
 
 // Every example of the README and of every --help runs verbatim, through
 // bash, as its own process (the test binary as ftk), in a temporary folder
-// per source (README, each command's help) with ../shared beside it, in
+// per source (README, each command's help) with ../shared beside it (and
+// $FTK_SHARED naming it), in
 // order, and exits as shown: 0, non-zero where the README shows "ftk: ..."
 // after it, or the code exampleSetup gives with its reason.
 func TestEveryExampleRuns(t *testing.T) {
@@ -203,7 +204,9 @@ func TestEveryExampleRuns(t *testing.T) {
 			t.Errorf("exampleSetup names an example no README or --help shows any more: %q", line)
 		}
 	}
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo)
+	// The temporary folders are no checkout, so the built-in workloads find
+	// ../shared through $FTK_SHARED, as the README says.
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo, "FTK_SHARED="+shared)
 	shell := func(dir, line string) (string, int) {
 		cmd := exec.Command("bash", "-c", "set -o pipefail; "+line)
 		cmd.Dir, cmd.Env = dir, env
