@@ -125,12 +125,12 @@ type KVTransferStats struct {
 }
 
 // Overload describes a run whose queue grew without bound: the mean number
-// of requests in the system (waiting or running) over the second and the
+// of waiting requests (admitted, not yet scheduled) over the second and the
 // last quarter of the arrivals, the offered rate (arrivals per second over
 // the arrival window) and the completed rate (over the makespan).
 type Overload struct {
-	InSystemSecondQuarter float64 `json:"in_system_second_quarter"`
-	InSystemLastQuarter   float64 `json:"in_system_last_quarter"`
+	WaitingSecondQuarter float64 `json:"waiting_second_quarter"`
+	WaitingLastQuarter   float64 `json:"waiting_last_quarter"`
 	OfferedRatePerS       float64 `json:"offered_rate_per_s"`
 	CompletedRatePerS     float64 `json:"completed_rate_per_s"`
 }

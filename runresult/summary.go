@@ -124,8 +124,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "throughput\t%.3f req/s, %.1f output tok/s, %.1f total tok/s\n", m.RequestThroughputPerS, m.OutputTokenThroughputPerS, m.TotalTokenThroughputPerS)
 	fmt.Fprintf(tw, "concurrency\tmean %.2f, peak %d requests\n", m.MeanConcurrency, m.PeakConcurrency)
 	if o := m.Overload; o != nil {
-		fmt.Fprintf(tw, "WARNING\toffered load exceeds capacity: %.2f req/s offered, %.2f req/s completed; requests in the system grew from %.0f to %.0f (mean over the 2nd and the last quarter of the arrivals): the waiting queue grows without bound, so latencies grow with --num-requests\n",
-			o.OfferedRatePerS, o.CompletedRatePerS, o.InSystemSecondQuarter, o.InSystemLastQuarter)
+		fmt.Fprintf(tw, "WARNING\toffered load exceeds capacity: %.2f req/s offered, %.2f req/s completed; waiting requests grew from %.0f to %.0f (mean over the 2nd and the last quarter of the arrivals): the waiting queue grows without bound, so latencies grow with --num-requests\n",
+			o.OfferedRatePerS, o.CompletedRatePerS, o.WaitingSecondQuarter, o.WaitingLastQuarter)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "latency (ms)\tmean\tP50\tP90\tP95\tP99")

@@ -72,7 +72,6 @@ func (c *collector) arrive(q *spec.Request, maxModelLen int) bool {
 	c.advance(q.ArrivalS)
 	c.inSystem++
 	c.peakInSystem = max(c.peakInSystem, c.inSystem)
-	c.queue.add(q.ArrivalS, c.inSystem)
 	return true
 }
 

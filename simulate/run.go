@@ -195,10 +195,23 @@ func (s *Simulation) Handle(nowS float64, _, slot int) {
 		} else {
 			s.engines[i].Admit(nowS, q)
 		}
+		if s.col.queue.tick(nowS) {
+			s.col.queue.record(s.waiting())
+		}
 	}
 	if s.fb == nil {
 		s.scheduleNext()
 	}
+}
+
+// waiting is the number of requests waiting to be scheduled, over every
+// engine.
+func (s *Simulation) waiting() int {
+	n := 0
+	for _, e := range s.engines {
+		n += e.sched.waiting.len() + e.sched.ready.len()
+	}
+	return n
 }
 
 // scheduleNext reads the next arrival, checks it and schedules it,
