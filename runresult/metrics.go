@@ -131,6 +131,6 @@ type KVTransferStats struct {
 type Overload struct {
 	WaitingSecondQuarter float64 `json:"waiting_second_quarter"`
 	WaitingLastQuarter   float64 `json:"waiting_last_quarter"`
-	OfferedRatePerS       float64 `json:"offered_rate_per_s"`
-	CompletedRatePerS     float64 `json:"completed_rate_per_s"`
+	OfferedRatePerS      float64 `json:"offered_rate_per_s"`
+	CompletedRatePerS    float64 `json:"completed_rate_per_s"`
 }
