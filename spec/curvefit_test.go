@@ -123,7 +123,7 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 	// Hopper's profiles hold prefill chunks of at most a few hundred
 	// tokens, which never reach the compute roof: there the roof is the
 	// public figure (below) and only the ramp is fitted.
-	if c.ComputeEff > 0 && !(k == ClassAttnPrefill && arch == ArchHopper) {
+	if c.ComputeEff > 0 && !(k == ClassAttnPrefill && arch == ArchHopper) && c.TileLoadShare == 0 {
 		f = append(f, field{&c.ComputeEff, true, 0, maxComputeEff})
 	}
 	if k == ClassEmbedding {
@@ -137,6 +137,12 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 			c.IterUs = 0.4
 		}
 		f = append(f, field{&c.IterUs, false, 0.05, 5})
+	}
+	// The grouped GEMM's profile rows hold at most 35 tokens per expert,
+	// far below its roof: the roof is the public figure (curves.go) and
+	// only the tile overhead is fitted.
+	if c.TileLoadShare > 0 {
+		f = append(f, field{&c.TileLoadShare, false, 0.01, 100})
 	}
 	if c.HalfFLOPs > 0 {
 		f = append(f, field{&c.HalfFLOPs, false, 1e6, 1e12})

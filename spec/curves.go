@@ -52,6 +52,13 @@ func archCurves(arch string) Curves {
 //   - CustomAllReduce floor 8 us, MemEff 0.7: a guess (vLLM's custom
 //     all-reduce is one kernel with a cross-GPU barrier; no profile of it
 //     is in ../shared; Vidur's NCCL rows give 28 us for small sizes);
+//   - grouped GEMM ComputeEff 0.8 (the roof; moegemm.go): the H800 MoE
+//     rows hold 1-35 tokens per expert, far below it; chosen on vLLM PR
+//     #24700's H100 kernel times of Mixtral-8x7B at TP2 (BF16, 1,024 and
+//     1,536 tokens: 256-384 tokens per expert, 0.44-0.49 of the peak) with
+//     TileLoadShare (0.945) and the kernel floor refitted on the H800 rows
+//     for each candidate roof (TestFusedMoEAgainstPublished holds the
+//     other points out);
 //   - ColdHostFactor 1: the H800 MoE files time standalone_legacy and
 //     prefill_hot gating alike (ratio 0.96-1.06).
 //
@@ -76,7 +83,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAttnDecode:  {FloorUs: 7.38, MemEff: 0.85, HostPreUs: 26.1, HostUs: 40.2},
 	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.26, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 3.93, MemEff: 0.39, HostPreUs: 1, HostUs: 11.9},
-	ClassMoEGEMM:     {FloorUs: 4.39, MemEff: 0.92, ComputeEff: 0.0578, HostPreUs: 27.9, HostUs: 84.7},
+	ClassMoEGEMM:     {FloorUs: 4.44, MemEff: 0.92, ComputeEff: 0.8, TileLoadShare: 0.945, HostPreUs: 27.9, HostUs: 84.7},
 	ClassAllReduce:   {FloorUs: 27.6, MemEff: 0.778},
 	ClassSendRecv:    {FloorUs: 7.18, MemEff: 0.716},
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},
@@ -126,7 +133,7 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAttnDecode:  {FloorUs: 16.1, MemEff: 0.92, HostPreUs: 56.6, HostUs: 1.64},
 	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.26, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 3.93, MemEff: 0.39, HostPreUs: 1, HostUs: 11.9},
-	ClassMoEGEMM:     {FloorUs: 4.39, MemEff: 0.92, ComputeEff: 0.0578, HostPreUs: 27.9, HostUs: 84.7},
+	ClassMoEGEMM:     {FloorUs: 4.44, MemEff: 0.92, ComputeEff: 0.8, TileLoadShare: 0.945, HostPreUs: 27.9, HostUs: 84.7},
 	ClassAllReduce:   {FloorUs: 27.6, MemEff: 0.778},
 	ClassSendRecv:    {FloorUs: 7.18, MemEff: 0.716},
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},

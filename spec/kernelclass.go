@@ -89,6 +89,10 @@ type Curve struct {
 	MemEff     float64 // fraction of HBM (or link) bandwidth reached on large sizes
 	ComputeEff float64 // fraction of the dense peak reached on large shapes; 0 = never compute-bound
 	HalfFLOPs  float64 // attention: FLOPs at which half of ComputeEff is reached
+	// TileLoadShare is the grouped GEMM's per-expert overhead: the share
+	// of an expert's weight-load time its tiles spend beside their MMA
+	// work (moegemm.go).
+	TileLoadShare float64
 	// SmallIndexUs is the embedding gather's time per token when it takes
 	// at most smallIndexMax tokens: PyTorch's index_select then runs its
 	// small-index kernel, in which every thread loops over the indices one

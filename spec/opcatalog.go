@@ -162,9 +162,9 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		// that as x[2] (ActiveExpertsFeature).
 		r := x[0]
 		k, w := float64(o.K), float64(o.ExpertWidth)
-		active := min(float64(o.LocalExperts), r)
-		if len(x) > ActiveExpertsFeature && x[ActiveExpertsFeature] > 0 {
-			active = min(active, x[ActiveExpertsFeature])
+		active := 0.0
+		if r > 0 {
+			active = o.activeExperts(x)
 		}
 		flops = 6 * r * k * w
 		bytes = eb*active*3*k*w + 2*4*r*k

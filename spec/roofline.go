@@ -66,17 +66,20 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	}
 	computeUs := 0.0
 	if flops > 0 && c.ComputeEff > 0 {
-		eff := c.ComputeEff
+		fp8 := o.FP8 && d.PeakFP8TFLOPS > 0 && d.Curves.FP8ComputeEff > 0
+		roof := c.ComputeEff
+		if fp8 {
+			roof = d.Curves.FP8ComputeEff
+		}
+		eff := roof
 		switch {
 		case o.N > 0:
 			// GEMMs run in whole waves of output tiles over the SMs.
 			eff *= r.waveUtilisation(x[0], o.N, o.K)
+		case c.TileLoadShare > 0 && o.Name == OpMoEGroupedGEMM:
+			eff *= groupedGEMMEfficiency(o, x, c.TileLoadShare*r.ridgeRows(o, roof, fp8, c.MemEff))
 		case c.HalfFLOPs > 0:
 			eff *= flops / (flops + c.HalfFLOPs)
-		}
-		fp8 := o.FP8 && d.PeakFP8TFLOPS > 0 && d.Curves.FP8ComputeEff > 0
-		if fp8 {
-			eff = eff / c.ComputeEff * d.Curves.FP8ComputeEff
 		}
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}

@@ -159,6 +159,9 @@ func formatCurves(name string, c Curves) string {
 		if v.HalfFLOPs > 0 {
 			fmt.Fprintf(&b, ", HalfFLOPs: %.3g", v.HalfFLOPs)
 		}
+		if v.TileLoadShare > 0 {
+			fmt.Fprintf(&b, ", TileLoadShare: %.3g", v.TileLoadShare)
+		}
 		if v.SmallIndexUs > 0 {
 			fmt.Fprintf(&b, ", SmallIndexUs: %.3g", v.SmallIndexUs)
 		}

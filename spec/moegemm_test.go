@@ -1,0 +1,116 @@
+package spec
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGroupedGEMMEfficiency(t *testing.T) {
+	// Qwen3-30B-A3B's experts (hidden 2048, width 768), 128 local, top-8.
+	o := Op{Name: OpMoEGroupedGEMM, K: 2048, ExpertWidth: 768, LocalExperts: 128, TopK: 8, ElemBytes: 2}
+	for _, tc := range []struct {
+		name              string
+		routed, active    float64
+		overhead, wantEff float64
+	}{
+		// 8 tokens <= 128 experts: BLOCK_SIZE_M 16, one token in a 16-row tile.
+		{"decode, no overhead", 64, 64, 0, 1.0 / 16},
+		// 2,048 tokens: BLOCK_SIZE_M 64, 128 rows per expert fill two tiles.
+		{"prefill chunk, no overhead", 16384, 128, 0, 1},
+		{"prefill chunk, 128 overhead rows", 16384, 128, 128, 0.5},
+		// 100 rows per expert pad to 128.
+		{"partial tile", 12800, 128, 0, 100.0 / 128},
+		// Fewer active experts than local ones: rows per active expert.
+		{"skewed routing", 64, 32, 0, 2.0 / 16},
+	} {
+		got := groupedGEMMEfficiency(&o, []float64{tc.routed, 0, tc.active}, tc.overhead)
+		if math.Abs(got-tc.wantEff) > 1e-12 {
+			t.Errorf("%s: efficiency %.4f, want %.4f", tc.name, got, tc.wantEff)
+		}
+	}
+}
+
+// kernelTimesUs prices o at each batch size (tokens) with benchmark_moe.py's
+// uniform random routing (each token's top-k are distinct uniform experts,
+// so M tokens touch E x (1 - ((E-k)/E)^M) experts on average).
+func kernelTimesUs(d *Device, o Op, tokens []float64) []float64 {
+	r := Roofline{Device: d}
+	e, k := float64(o.LocalExperts), float64(o.TopK)
+	out := make([]float64, len(tokens))
+	for i, m := range tokens {
+		active := e * (1 - math.Pow((e-k)/e, m))
+		routed := m * k
+		out[i] = r.KernelMs(&o, []float64{routed, math.Ceil(routed / e), active}) * 1e3
+	}
+	return out
+}
+
+type publishedMoE struct {
+	tokens, measuredUs float64
+	calibration        bool // the grouped GEMM's roof (curves.go) was chosen on it
+}
+
+// The grouped GEMM against fused_experts kernel times published with
+// vLLM's benchmarks/kernels/benchmark_moe.py, BF16:
+//   - H100 SXM, Mixtral-8x7B at TP2 (E=8, N=7168, top-2, hidden 4096),
+//     tuned config: vLLM PR #24700 (September 2025). 1,024 and 1,536 tokens
+//     (256 and 384 tokens per expert) fixed ComputeEff 0.8 with
+//     TileLoadShare refitted on the H800 profiles; 64-512 tokens are held out.
+//   - A100 PCIe 40GB (1,555 GB/s, NVIDIA A100 datasheet), Qwen3-30B-A3B at
+//     TP1 (E=128, N=768, top-8, hidden 2048), default config (BLOCK_SIZE_M
+//     16): vLLM PR #19049 (June 2025), all held out.
+//
+// and, FP8 W8A8 per-tensor (logged, not bounded: the FP8 roof, 0.6 of the
+// FP8 peak from DeepGEMM, is far above this Triton kernel's 0.09 on
+// Hopper, so ftk is 20-72% under):
+//   - H100 SXM, Qwen3-30B-A3B at TP1 (E=128, N=768, top-8), default
+//     config on main: vLLM PR #24700.
+//
+// Each BF16 held-out point within 20% (1-4 tokens on the A100 are logged,
+// not bounded: ftk is 21-38% under there, below the time of streaming the
+// touched experts' weights at the card's bandwidth plus three launches).
+func TestFusedMoEAgainstPublished(t *testing.T) {
+	h100, err := LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100pcie, err := LookupDevice("a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100pcie.HBMGBps = 1555
+	for _, set := range []struct {
+		name   string
+		dev    *Device
+		op     Op
+		points []publishedMoE
+		bound  float64 // tokens from which the 20% bound applies (+Inf: none)
+	}{
+		{"Mixtral-8x7B TP2 on H100 (PR #24700)", h100,
+			Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: 4096, ExpertWidth: 7168, LocalExperts: 8, TopK: 2, ElemBytes: 2},
+			[]publishedMoE{{64, 483.14, false}, {128, 491.39, false}, {256, 536.77, false}, {512, 662.33, false}, {1024, 833.72, true}, {1536, 1122.93, true}}, 1},
+		{"Qwen3-30B-A3B TP1 on A100 PCIe (PR #19049)", a100pcie,
+			Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: 2048, ExpertWidth: 768, LocalExperts: 128, TopK: 8, ElemBytes: 2},
+			[]publishedMoE{{1, 109.21, false}, {2, 159.81, false}, {4, 268.89, false}, {8, 403.13, false}, {16, 611.19, false}, {32, 808.53, false}, {64, 917.45, false}, {96, 943.14, false}}, 8},
+		{"Qwen3-30B-A3B FP8 TP1 on H100 (PR #24700)", h100,
+			Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: 2048, ExpertWidth: 768, LocalExperts: 128, TopK: 8, ElemBytes: 1, FP8: true},
+			[]publishedMoE{{64, 262.73, false}, {256, 355.49, false}, {512, 391.86, false}, {1024, 536.33, false}, {2048, 911.64, false}, {4096, 1647.57, false}}, math.Inf(1)},
+	} {
+		tokens := make([]float64, len(set.points))
+		for i, p := range set.points {
+			tokens[i] = p.tokens
+		}
+		got := kernelTimesUs(set.dev, set.op, tokens)
+		for i, p := range set.points {
+			errPct := 100 * (got[i] - p.measuredUs) / p.measuredUs
+			role := "held out"
+			if p.calibration {
+				role = "calibration"
+			}
+			t.Logf("%s, %5.0f tokens (%-11s): ftk %7.1f us, measured %7.1f us (%+.1f%%)", set.name, p.tokens, role, got[i], p.measuredUs, errPct)
+			if p.tokens >= set.bound && math.Abs(errPct) > 20 {
+				t.Errorf("%s at %.0f tokens: ftk %.1f us against %.1f us measured: %+.1f%%", set.name, p.tokens, got[i], p.measuredUs, errPct)
+			}
+		}
+	}
+}
