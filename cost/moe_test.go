@@ -136,7 +136,9 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 // Routing draws price every MoE layer at its slowest rank, which streams
 // the weights of the experts that got tokens. With 512 decoding sequences
 // every local expert has tokens and the slowest rank's load decides: even
-// < uniform < skewed < more skewed. With 32 sequences at EP=1 (256 copies
+// <= uniform < skewed < more skewed (even and uniform can tie: each rank's
+// ~32 tokens per expert fill one 64-row tile of the fused-MoE kernel either
+// way, spec/moegemm.go). With 32 sequences at EP=1 (256 copies
 // over 128 experts) concentrated routing touches fewer experts: the order
 // reverses.
 func TestSkewRaisesSlowestRank(t *testing.T) {
@@ -175,6 +177,9 @@ func TestSkewRaisesSlowestRank(t *testing.T) {
 		t.Logf("%d-sequence decode, TP%d EP%d, MoE ms per step: even %.3f, uniform %.3f, skewed s=1 %.3f, s=2 %.3f",
 			tc.seqs, tc.layout.TP, tc.layout.EP, ms[0], ms[1], ms[2], ms[3])
 		for i := 1; i < len(ms); i++ {
+			if tc.increasing && i == 1 && math.Abs(ms[1]-ms[0]) < 1e-9 {
+				continue // even and uniform in the same tiles
+			}
 			if (ms[i] > ms[i-1]) != tc.increasing {
 				t.Errorf("%d sequences, EP%d: MoE ms %v: want increasing %v with skew", tc.seqs, tc.layout.EP, ms, tc.increasing)
 				break
