@@ -22,6 +22,13 @@ func archCurves(arch string) Curves {
 	switch arch {
 	case ArchAmpere:
 		return ampereCurves
+	case ArchAda:
+		// vLLM PR #53710's L40S fused-MoE FP8 kernel times (tuned
+		// config, Triton 3.6.0) land within 2-14% of the dense FP8 roof
+		// (roofline_ada_test.go), not of Hopper's Triton one (fp8moe.go).
+		c := hopperCurves
+		c.FP8TritonMoEEff = 0
+		return c
 	}
 	return hopperCurves
 }
@@ -46,9 +53,18 @@ func archCurves(arch string) Curves {
 //   - attention decode MemEff 0.85: the H800 decode rows hold at most 96
 //     tokens of context; FlashInfer's decode kernels reach near-peak HBM
 //     bandwidth on long contexts (flashinfer.ai blog, 2024-02-02);
-//   - FP8ComputeEff 0.6: DeepGEMM (deepseek-ai/DeepGEMM README, 2025)
-//     reports 1,000-1,550 TFLOPS for FP8 GEMMs on H800, 0.5-0.78 of the
-//     1,979 TFLOPS peak; no FP8 profile is in ../shared;
+//   - FP8ComputeEff 0.6 (dense FP8 linear layers, CUTLASS; fp8moe.go):
+//     DeepGEMM (deepseek-ai/DeepGEMM README, 2025) reports 1,000-1,550
+//     TFLOPS for FP8 GEMMs on H800, 0.5-0.78 of the 1,979 TFLOPS peak, and
+//     FBGEMM's CUTLASS row-wise FP8 GEMM reaches 1,083-1,141 TFLOPS on an
+//     H100 (500 W) at 8,192-65,536 rows (pytorch/FBGEMM PR #2546, April
+//     2024), 0.55-0.58; no FP8 profile is in ../shared;
+//   - FP8TritonMoEEff 0.11 (MoE layers of fp8 checkpoints, vLLM's
+//     fused-MoE Triton kernel; fp8moe.go): chosen on vLLM PR #24700's H100
+//     kernel times of Qwen3-30B-A3B FP8 (benchmark_moe.py, TP1, September
+//     2025) at 1,024 and 4,096 tokens, where the tuned config's tiles pad
+//     each expert's rows as ftk's default ones do; the PR's other batch
+//     sizes are held out (TestFP8FusedMoEOnHopperAgainstPublished);
 //   - CustomAllReduce floor 8 us, MemEff 0.7: a guess (vLLM's custom
 //     all-reduce is one kernel with a cross-GPU barrier; no profile of it
 //     is in ../shared; Vidur's NCCL rows give 28 us for small sizes);
@@ -107,7 +123,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_grouped_gemm":         {PreUs: 27.7, Us: 84.7},
 	"moe_shuffling":            {PreUs: 1, Us: 11.9},
 	"post_attention_layernorm": {PreUs: 9.17, Us: 16.4},
-}, ColdHostFactor: 1, FP8ComputeEff: 0.6, KernelHostUs: 22,
+}, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.11, KernelHostUs: 22,
 	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}}
 
 // ampereCurves: fitted on the calibration rows of

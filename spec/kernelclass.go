@@ -128,8 +128,13 @@ type Curves struct {
 	// per-choice kernels of uniform top-k routing.
 	KernelHostUs float64
 	// FP8ComputeEff replaces the GEMM class's ComputeEff for FP8 GEMMs
-	// (W8A8: both operands FP8), which run at the FP8 peak.
+	// (W8A8: both operands FP8), which run at the FP8 peak: the dense
+	// linear layers (CUTLASS scaled_mm) and CUTLASS fused MoE.
 	FP8ComputeEff float64
+	// FP8TritonMoEEff replaces the grouped GEMM's roof for FP8 MoE layers
+	// that vLLM runs with its fused-MoE Triton kernel (fp8moe.go); 0: the
+	// FP8ComputeEff roof.
+	FP8TritonMoEEff float64
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

@@ -87,7 +87,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	ops = append(ops,
 		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, LocalExperts: m.NumExperts / l.EP, ElemBytes: ab},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
-			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute})
+			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE})
 	if m.SharedExperts > 0 {
 		sw := m.SharedExpertIntermediateSize
 		if sw == 0 {

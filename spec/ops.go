@@ -129,6 +129,9 @@ type Op struct {
 	ElemBytes int
 	// FP8 says a GEMM runs on FP8 tensor cores (W8A8 FP8 weights).
 	FP8 bool
+	// CutlassMoE says an FP8 grouped GEMM runs vLLM's CUTLASS MoE kernel,
+	// not the fused-MoE Triton one (fp8moe.go).
+	CutlassMoE bool
 }
 
 // Shape renders the per-GPU shape for people.

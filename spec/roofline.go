@@ -69,7 +69,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		fp8 := o.FP8 && d.PeakFP8TFLOPS > 0 && d.Curves.FP8ComputeEff > 0
 		roof := c.ComputeEff
 		if fp8 {
-			roof = d.Curves.FP8ComputeEff
+			roof = d.Curves.fp8Roof(o)
 		}
 		eff := roof
 		switch {

@@ -182,8 +182,8 @@ func formatCurves(name string, c Curves) string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t%q: {PreUs: %.3g, Us: %.3g},\n", n, c.Host[n].PreUs, c.Host[n].Us)
 	}
-	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, KernelHostUs: %g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}}\n",
-		c.ColdHostFactor, c.FP8ComputeEff, c.KernelHostUs, c.CustomAllReduce.FloorUs, c.CustomAllReduce.MemEff)
+	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, FP8TritonMoEEff: %g, KernelHostUs: %g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}}\n",
+		c.ColdHostFactor, c.FP8ComputeEff, c.FP8TritonMoEEff, c.KernelHostUs, c.CustomAllReduce.FloorUs, c.CustomAllReduce.MemEff)
 	return b.String()
 }
 
