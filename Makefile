@@ -32,7 +32,7 @@ test: deps
 	$(GO) test ./...
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./... 2>&1 | grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu'
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 0 ./... 2>&1 | grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu'
 
 # The main job, end to end on the built-in synthetic device model. Artifacts land in $(RUN)/:
 #   profiles/  collect output (CSV + YAML)    dataset/  ingest output (Arrow + manifest.json)
