@@ -65,6 +65,12 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		}
 		cur := fitted.Class[c]
 		kfields := kernelFields(&cur, c, arch)
+		if crossNode(kern) {
+			if cur.NetFloorUs == 0 {
+				cur.NetFloorUs = cur.FloorUs
+			}
+			kfields = append(kfields, field{&cur.NetFloorUs, false, minFloorUs, maxFloorUs})
+		}
 		var all []realPoint
 		for _, ps := range event {
 			all = append(all, ps...)
@@ -111,6 +117,8 @@ const (
 	maxMemEff, maxComputeEff = 0.92, 0.85
 	minFloorUs, maxFloorUs   = 1, 200
 	minHostUs, maxHostUs     = 1, 500
+	// maxL2ResidentMB: the L2 of H100 and H800 (Curve.L2ResidentMB).
+	maxL2ResidentMB = 50
 )
 
 func kernelFields(c *Curve, k KernelClass, arch string) []field {
@@ -138,6 +146,12 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 		}
 		f = append(f, field{&c.IterUs, false, 0.05, 5})
 	}
+	if k == ClassAdd {
+		if c.L2ResidentMB == 0 {
+			c.L2ResidentMB = 5
+		}
+		f = append(f, field{&c.L2ResidentMB, false, 0.1, maxL2ResidentMB})
+	}
 	// The grouped GEMM's profile rows hold at most 35 tokens per expert,
 	// far below its roof: the roof is the public figure (curves.go) and
 	// only the tile overhead is fitted.
@@ -148,6 +162,17 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 		f = append(f, field{&c.HalfFLOPs, false, 1e6, 1e12})
 	}
 	return f
+}
+
+// crossNode reports whether any of pts is a collective across nodes: only
+// then is the class's NetFloorUs fitted.
+func crossNode(pts []realPoint) bool {
+	for _, p := range pts {
+		if p.op.CrossNode {
+			return true
+		}
+	}
+	return false
 }
 
 func (f field) get() float64 {

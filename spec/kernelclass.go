@@ -103,9 +103,23 @@ type Curve struct {
 	// IterUs is one loop iteration of a kernel that runs one thread block
 	// per token (tokenBlockLoop): with few tokens the block's serial loop
 	// over the token's elements, not bandwidth, sets the time.
-	IterUs    float64
-	HostPreUs float64 // CUDA_EVENT: host time from the start event to the kernel's launch
-	HostUs    float64 // CUDA_EVENT: host time from the start event to the end event
+	IterUs float64
+	// L2ResidentMB is the megabytes of a memory-bound elementwise
+	// kernel's traffic served by the L2 cache rather than HBM: its input
+	// was written by the kernel before it, and its own writes end in the
+	// write-back L2 (50 MB on H100 and H800, NVIDIA H100 Tensor Core GPU
+	// Architecture whitepaper, 2022). Fitted on the classes whose profile
+	// rows move more than the L2 holds; 0 = every byte from HBM.
+	L2ResidentMB float64
+	// NetFloorUs replaces FloorUs for a collective whose group spans
+	// nodes: the network's latency (NIC, proxy thread, RDMA round trip)
+	// in place of NVLink's; 0 = FloorUs. Vidur's H100 DGX send/recv rows
+	// take 17-19 us at 2-64 KB across two nodes and 5-9 us within one
+	// node; nccl-tests on two A100 nodes over InfiniBand HDR take 19-20 us
+	// for an 8-byte all-reduce (NVIDIA/nccl-tests issue #150, 2023).
+	NetFloorUs float64
+	HostPreUs  float64 // CUDA_EVENT: host time from the start event to the kernel's launch
+	HostUs     float64 // CUDA_EVENT: host time from the start event to the end event
 }
 
 // HostTerms are the CUDA_EVENT host terms of one eager operator (Curve).

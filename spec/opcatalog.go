@@ -173,6 +173,10 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		return 0, x[0]
 	case OpEmb:
 		return 0, 2 * eb * x[0] * float64(o.Width)
+	case OpAdd:
+		// The residual add out of place (residual + hidden_states): it
+		// reads both operands and writes the sum.
+		return x[0] * float64(o.Width), 3 * eb * x[0] * float64(o.Width)
 	case OpMLPAct, OpSharedAct:
 		// SiLU-and-mul reads the gate and up halves and writes one.
 		return 4 * x[0] * float64(o.Width), 3 * eb * x[0] * float64(o.Width)

@@ -59,6 +59,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	}
 	floorUs := float64(o.Kernels) * c.FloorUs
 	if o.Family == FamilyCollective {
+		if o.CrossNode && c.NetFloorUs > 0 {
+			floorUs = float64(o.Kernels) * c.NetFloorUs
+		}
 		if r.pcieAllReduce(o) {
 			return r.pcieAllReduceUs(o, bytes, c) / 1e3 // NCCL's model (pcie_collective.go)
 		}
@@ -83,7 +86,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		}
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}
-	memUs := bytes / (d.HBMGBps * 1e9 * c.MemEff) * 1e6
+	memUs := math.Max(bytes-c.L2ResidentMB*1e6, 0) / (d.HBMGBps * 1e9 * c.MemEff) * 1e6
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}
