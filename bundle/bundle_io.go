@@ -350,5 +350,13 @@ func restoreModel(pm *PredictorMeta, f *Forest) (*Model, error) {
 	if len(pm.Domain) != len(pm.Features) || len(pm.Features) > MaxFeatures {
 		return nil, fmt.Errorf("%d domain ranges for %d features: %w", len(pm.Domain), len(pm.Features), errCorrupt)
 	}
-	return &Model{target: pm.Target, fb: &pm.Fallback, floorMs: pm.FloorMs, feats: fs, f: f}, nil
+	m := &Model{target: pm.Target, fb: &pm.Fallback, floorMs: pm.FloorMs, feats: fs, f: f}
+	if pm.Target == TargetZero && len(pm.Measured) > 0 {
+		return nil, fmt.Errorf("a predictor of 0 ms with %d measured shapes: %w", len(pm.Measured), errCorrupt)
+	}
+	m, err := m.WithMeasured(pm.Measured, len(pm.Features))
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", err, errCorrupt)
+	}
+	return m, nil
 }

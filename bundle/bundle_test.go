@@ -173,6 +173,10 @@ func TestBundleFormatAsDocumented(t *testing.T) {
 				Min  float64 `json:"min"`
 				Max  float64 `json:"max"`
 			} `json:"domain"`
+			Measured []struct {
+				X  []float64 `json:"x"`
+				Ms float64   `json:"ms"`
+			} `json:"measured"`
 		} `json:"predictors"`
 	}
 	if err := json.Unmarshal([]byte(raw), &meta); err != nil {
@@ -227,10 +231,17 @@ func TestBundleFormatAsDocumented(t *testing.T) {
 			}
 			r := sum / float64(n)
 			var ms float64
-			switch pm.Target {
-			case bundle.TargetLogRatio:
+			measured := false
+			for _, m := range pm.Measured {
+				if slices.Equal(m.X, x) {
+					ms, measured = m.Ms, true
+				}
+			}
+			switch {
+			case measured: // a measured shape answers its measurement
+			case pm.Target == bundle.TargetLogRatio:
 				ms = math.Max(p.FallbackMs(x), pm.FloorMs) * math.Exp(r)
-			case bundle.TargetLog:
+			case pm.Target == bundle.TargetLog:
 				ms = math.Exp(r)
 			default:
 				ms = r

@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"
@@ -107,6 +107,11 @@ type PredictorMeta struct {
 	FallbackCV ErrorStats `json:"fallback_cv"`
 	Fallback   Fallback   `json:"fallback"`
 	Nodes      int        `json:"nodes"`
+	// Measured are the distinct shapes of the key's rows of positive time,
+	// each with the median of its measurements: the predictor answers them
+	// with that (MeasuredShape), so AllRows is the spread of the repeats
+	// around their median and CV the error on shapes never measured.
+	Measured []MeasuredShape `json:"measured"`
 }
 
 // FeatureDomain is the sampled range of one feature.

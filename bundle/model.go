@@ -29,6 +29,8 @@ type Model struct {
 	feats   FeatureSet
 	f       *Forest
 	g       *Grid
+	// meas answers the shapes the model was trained on (nil: none).
+	meas *measured
 }
 
 // NewModel is a trained forest f, on features feats, beside its fallback
@@ -36,6 +38,18 @@ type Model struct {
 // below inside a log-ratio target.
 func NewModel(target string, fb *Fallback, floorMs float64, feats FeatureSet, f *Forest) *Model {
 	return &Model{target: target, fb: fb, floorMs: floorMs, feats: feats, f: f}
+}
+
+// WithMeasured returns m answering each of shapes (d features each) with
+// its measurement and every other shape as m does.
+func (m *Model) WithMeasured(shapes []MeasuredShape, d int) (*Model, error) {
+	t, err := newMeasured(shapes, d)
+	if err != nil {
+		return nil, err
+	}
+	c := *m
+	c.meas = t
+	return &c, nil
 }
 
 // Fallback is the model's physical fallback.
@@ -59,8 +73,17 @@ func (m *Model) Compile() {
 // Base is the floored fallback time.
 func (m *Model) Base(x []float64) float64 { return math.Max(m.fb.PredictMs(x), m.floorMs) }
 
-// Predict returns the model's time for x (ms).
+// Predict returns the model's time for x (ms): the measurement of a
+// measured shape, else the forest's answer.
 func (m *Model) Predict(x []float64) float64 {
+	if ms, ok := m.meas.lookup(x); ok {
+		return ms
+	}
+	return m.PredictModel(x)
+}
+
+// PredictModel is the forest's answer for x (ms), measured shape or not.
+func (m *Model) PredictModel(x []float64) float64 {
 	var r float64
 	if m.g != nil {
 		r = m.g.Predict(x)

@@ -107,8 +107,9 @@ func (p *Predictor) InDomain(x []float64) bool {
 	return len(x) == p.d
 }
 
-// ForestMs is the forest alone at x, clamped to the domain: what a plain
-// random forest would answer (its edge value outside the domain).
+// ForestMs is the model alone at x, clamped to the domain: what a plain
+// random forest would answer (its edge value outside the domain; a
+// measured shape's measurement).
 func (p *Predictor) ForestMs(x []float64) float64 {
 	var xc [MaxFeatures]float64
 	for i, v := range x {

@@ -228,7 +228,7 @@ func zeroPredictor(k spec.OpKey, names []string, rows []Row) (*bundle.PredictorM
 		Model: bundle.ModelZero, Choices: []bundle.ModelChoice{},
 		Domain: featureDomains(names, rows), Rows: len(rows), TrainRows: len(rows), Dropped: []bundle.Dropped{},
 		Params: bundle.ForestParams{Trees: 1, MaxDepth: 1, MinLeaf: 1, MaxFeatures: 1}, Search: []bundle.SearchResult{},
-		Fallback: *fb, Nodes: 1}
+		Fallback: *fb, Nodes: 1, Measured: []bundle.MeasuredShape{}}
 	return meta, bundle.NewModel(bundle.TargetZero, fb, 0, bundle.ForestFeatures(k.Op), f), nil
 }
 

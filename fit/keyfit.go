@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -196,9 +197,18 @@ func (kf *keyFit) holdoutStats(fb *bundle.Fallback, floorMs float64, mode string
 	return errorStats(hp, kf.hold)
 }
 
-// finish records the final model (which learned target) and its error on
+// finish records the final model (which learned target), answering each
+// measured shape with the median of its measurements, and its error on
 // every row of the key.
-func (kf *keyFit) finish(m *bundle.Model, target string) {
+func (kf *keyFit) finish(m *bundle.Model, target string) error {
+	var meas []bundle.MeasuredShape
+	for _, r := range medianRows(kf.all) {
+		meas = append(meas, bundle.MeasuredShape{X: slices.Clone(r.X), Ms: r.TimeMs})
+	}
+	m, err := m.WithMeasured(meas, len(kf.si.names))
+	if err != nil {
+		return fmt.Errorf("%s: %w", kf.si.key, err)
+	}
 	kf.final = m
 	pred := make([]float64, len(kf.all))
 	for i, r := range kf.all {
@@ -207,4 +217,6 @@ func (kf *keyFit) finish(m *bundle.Model, target string) {
 	kf.meta.AllRows = errorStats(pred, kf.all)
 	kf.meta.Fallback, kf.meta.FloorMs, kf.meta.Nodes = *m.Fallback(), m.FloorMs(), len(m.Forest().Nodes)
 	kf.meta.Target = target
+	kf.meta.Measured = meas
+	return nil
 }

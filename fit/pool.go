@@ -304,7 +304,9 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 		case bundle.ModelPooled:
 			target = pc.Target
 		}
-		kf.finish(final, target)
+		if err := kf.finish(final, target); err != nil {
+			return choice, err
+		}
 	}
 	return choice, nil
 }
