@@ -95,8 +95,12 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		for _, n := range names {
 			h := HostTerms{PreUs: cur.HostPreUs, Us: cur.HostUs}
 			fitFields(event[n], c, &cur, &opHost{n, &h}, fitted.KernelHostUs, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
+			h.Us = math.Max(h.Us, h.PreUs)
 			fitted.Host[n] = h
 		}
+	}
+	if fitted.EventGapUs > 0 {
+		fitted, _, _ = fitEventChain(pts, arch, fitted)
 	}
 	return fitted
 }
@@ -217,9 +221,11 @@ func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, kernelHos
 		d.Curves.KernelHostUs = kernelHostUs
 		d.Curves.Host = nil
 		if oh != nil {
-			d.Curves.Host = map[string]HostTerms{oh.op: *oh.h}
+			h := *oh.h
+			h.Us = math.Max(h.Us, h.PreUs) // the end event is recorded after the launch
+			d.Curves.Host = map[string]HostTerms{oh.op: h}
 		}
-		pred := Roofline{Device: d, NCCL: true}.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
+		pred := predictPoint(d, p, p.busyUs)
 		k := [2]string{p.profile, p.op.Name}
 		a := g[k]
 		if a == nil {

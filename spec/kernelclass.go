@@ -141,6 +141,10 @@ type Curves struct {
 	// past its first (CUDA_EVENT): the Q/K norms a QKV projection runs, the
 	// per-choice kernels of uniform top-k routing.
 	KernelHostUs float64
+	// EventGapUs is the GPU time a CUDA event pair adds around a kernel
+	// when the stream is already busy as the start event is recorded
+	// (eventchain.go).
+	EventGapUs float64
 	// FP8ComputeEff replaces the GEMM class's ComputeEff for FP8 GEMMs
 	// (W8A8: both operands FP8), which run at the FP8 peak: the dense
 	// linear layers (CUTLASS scaled_mm) and CUTLASS fused MoE.

@@ -35,6 +35,14 @@ type realPoint struct {
 	path    string // MoE routing path
 	headDim int    // of the profiled model (profileHeadDim)
 	ms      float64
+	// A CUDA_EVENT linear row is timed op after op in the profiler's
+	// forward pass (eventchain.go): seq is the row's ops in that order,
+	// calls the positions of this op in it (the embedding runs twice), and
+	// busyUs the GPU backlog at each call under the shipped curves (what
+	// the fit holds fixed).
+	seq    []EventStep
+	calls  []int
+	busyUs []float64
 }
 
 // heldOut tells the points kept out of calibration: every fifth data row
@@ -180,14 +188,19 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 		default:
 			rowPts = linearRow(r, base, ops)
 		}
+		var kept []realPoint
 		for _, p := range rowPts {
 			v := r.num("time_stats." + p.op.Name + ".median")
 			if math.IsNaN(v) || v <= 0 {
 				continue // not measured, or a view with no kernel
 			}
 			p.ms = v
-			pts = append(pts, p)
+			kept = append(kept, p)
 		}
+		if rowMeas == CUDAEvent && !hasCol(col, "is_prefill") && !hasCol(col, "router_topk") && col["collective"] == 0 {
+			sequenceRow(kept)
+		}
+		pts = append(pts, kept...)
 	}
 	return pts, nil
 }
@@ -398,7 +411,7 @@ func scoreRealPointsWith(pts []realPoint, curves map[string]Curves) []opError {
 		if c, ok := curves[d.Arch]; ok {
 			d.Curves = c
 		}
-		pred := Roofline{Device: d, NCCL: true}.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
+		pred := predictPoint(d, p, chainBusy(d, p))
 		ape := math.Abs(pred-p.ms) / p.ms
 		k := [2]string{p.profile, p.op.Name}
 		a := by[k]

@@ -39,6 +39,10 @@ const (
 type Roofline struct {
 	Device *Device
 	NCCL   bool
+	// BusyUs is, for CUDA_EVENT timings, how far the GPU is still behind
+	// the host with earlier work when the op's start event is recorded
+	// (eventchain.go); 0: the op is timed in isolation.
+	BusyUs float64
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
@@ -148,11 +152,13 @@ const smallIndexMax = 16
 // EventMs returns what a CUDA_EVENT measurement of op in isolation sees:
 // the host reaching the kernel's launch and then the kernel, or the host
 // reaching the end event when that is later (Curve).
+//
+// With BusyUs set, the GPU is that far behind the host when the start event
+// is recorded (an op timed right after a long kernel, eventchain.go).
 func (r Roofline) EventMs(o *Op, x []float64) float64 {
-	h := r.Device.Curves.host(o.Name)
-	extraUs := float64(max(o.Kernels-1, 0)) * r.Device.Curves.KernelHostUs
-	k := r.KernelMs(o, x)
-	return math.Max(k+(h.PreUs+extraUs)/1e3, (h.Us+extraUs)/1e3)
+	pre, host := r.hostTerms(o)
+	us, _ := eventUs(pre, host, r.KernelMs(o, x)*1e3, r.BusyUs, r.Device.Curves.EventGapUs)
+	return us / 1e3
 }
 
 // LaunchMs is the host time to launch op's kernels eagerly.
@@ -181,7 +187,7 @@ func (r Roofline) ContextTimeMs(o *Op, x []float64, measurement, gatingContext, 
 		cold.LaunchUs *= f
 		h := cold.Curves.host(op.Name)
 		cold.Curves.Host = map[string]HostTerms{op.Name: {PreUs: h.PreUs * f, Us: h.Us * f}}
-		r = Roofline{Device: &cold}
+		r.Device = &cold
 	}
 	return r.TimeMs(&op, x, measurement)
 }
