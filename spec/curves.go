@@ -91,7 +91,12 @@ func archCurves(arch string) Curves {
 // op in each forward pass (eventchain.go): an op's host time to its end
 // event shows mostly in the op after it, which reads its kernel plus
 // EventGapUs (3.6 us) when the GPU is still behind. A generation with
-// EventGapUs 0 (Ampere) has host terms fitted on ops in isolation.
+// EventGapUs 0 (Ampere) has host terms fitted on ops in isolation. The
+// joint fit is flat along some directions (the activation's host time to
+// its end event is seen only in Llama-2-7B's TP4/TP8 rows, the profiler's
+// untimed host times only through the ops after them): refits started
+// from these constants land at 5.0-5.8% mean on llama2 CUDA_EVENT with its
+// 8 embedding rows at 15-18% (these constants: 5.2%, 10.7%).
 //
 // Fitted efficiencies are bounded by 0.92 of HBM bandwidth and 0.85 of the
 // peak; they are effective figures for the bytes Op.Work counts (an
