@@ -226,6 +226,25 @@ func (cm *OpCostModel) routedCost(st *stageModel, tokens int, c *StepCost) {
 	c.Kernels += st.routed.kernels
 }
 
+// meanRatio is the mean over router ri's draws for a step of tokens tokens
+// of the routed cost's ratio to the even load: of the grouped GEMM (gemm)
+// or of the EP exchange.
+func (rm *routingModel) meanRatio(ri, tokens int, gemm bool) float64 {
+	if tokens >= len(rm.binOf) {
+		return 1
+	}
+	t := rm.table(ri, int(rm.binOf[tokens]))
+	k := 1
+	if gemm {
+		k = 0
+	}
+	var sum float64
+	for j := range t.ratio {
+		sum += float64(t.ratio[j][k])
+	}
+	return sum / float64(len(t.ratio))
+}
+
 // table returns router ri's table for bin b, building it on first use.
 func (rm *routingModel) table(ri, b int) *routeTable {
 	if t := rm.tables[ri][b]; t != nil {

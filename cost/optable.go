@@ -28,8 +28,10 @@ type OpTable struct {
 }
 
 // opTable prices stage 0's ops at the mean decode step of the run so far
-// (nil before any decode step). GPU times are the cost model's (routing
-// even); issue times are eager ones, whatever the execution mode.
+// (nil before any decode step). GPU times are the cost model's; the routed
+// MoE ops (grouped GEMM, EP exchange) take the mean of the run's routing
+// draws for that batch (routingModel.meanRatio). Issue times are eager
+// ones, whatever the execution mode.
 func (cm *OpCostModel) opTable() *OpTable {
 	st := &cm.stages[0]
 	if st.decodeSteps == 0 {
@@ -58,6 +60,9 @@ func (cm *OpCostModel) opTable() *OpTable {
 				x = cm.tokenFeatures(p, n)
 			}
 			ms, _ := cm.price(p, x)
+			if g == &st.routed && cm.routing != nil && len(st.routers) > 0 {
+				ms *= cm.routing.meanRatio(st.routers[0], n, p.comp == CompMoE)
+			}
 			r := row(p.op.Name)
 			r.Runs += p.count
 			r.GPUMs += ms * p.count

@@ -24,6 +24,7 @@ type publicPoint struct {
 	requests     int
 	prompt, out  int
 	gapS         float64 // between arrivals; 0: all at once (a concurrency limit)
+	async        bool    // vLLM's async scheduling, on by default in the run's vLLM
 	tpotMs       float64 // measured mean TPOT
 	// maxErrPct bounds ftk's error: 15 on the fitted point; on held-out
 	// points a regression guard a few points above the error README.md
@@ -39,19 +40,22 @@ var publicPoints = []publicPoint{
 	// concurrency limit (a request starts when one finishes, as vllm bench
 	// serve's closed loop does; TPOT does not see the queueing). Decode
 	// batches of 8 replay the size-8 graph, unpadded. Routing is the
-	// default (skewed, Zipf 0.2).
+	// default (skewed, Zipf 0.2). Async scheduling is on: vLLM made it the
+	// default in late 2025 (PR #27614, listed done in the "Async
+	// Scheduling Plan", vLLM issue #27679; vLLM's Q4 2025 roadmap "Async
+	// Scheduling on by default"), before the issue's June 2026 runs.
 	{"#45709 eager", "github.com/vllm-project/vllm/issues/45709", true,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 8, 2048, 32, 3500, 1500, 0, 33.92, 15},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 8, 2048, 32, 3500, 1500, 0, true, 33.92, 15},
 	{"#45709 graphs", "github.com/vllm-project/vllm/issues/45709 (FULL_AND_PIECEWISE)", false,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, 10.03, 80},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 8, 2048, 32, 3500, 1500, 0, true, 10.03, 60},
 	// vllm-omni issue #7960 (September 2026): Qwen2.5-Omni-7B thinker (a
 	// Qwen2.5-7B LLM) on one A800, requests one after another; thinker
 	// TPOT ~22-23 ms eager, ~13 ms with CUDA graphs. Prompt and output
 	// lengths are not given: 600 / 200 tokens assumed.
 	{"#7960 thinker eager", "github.com/vllm-project/vllm-omni/issues/7960", false,
-		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecEager, 256, 8192, 3, 600, 200, 60, 22.5, 50},
+		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecEager, 256, 8192, 3, 600, 200, 60, false, 22.5, 50},
 	{"#7960 thinker graphs", "github.com/vllm-project/vllm-omni/issues/7960", false,
-		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecCUDAGraph, 256, 8192, 3, 600, 200, 60, 13, 15},
+		"testdata/qwen2.5-omni-7b-thinker.json", "a800", 1, cost.ExecCUDAGraph, 256, 8192, 3, 600, 200, 60, false, 13, 15},
 }
 
 // TestHostTimelinePublicPoints simulates each public point with the
@@ -65,6 +69,7 @@ func TestHostTimelinePublicPoints(t *testing.T) {
 		cfg.Model, cfg.Device, cfg.Layout = p.model, p.device, spec.Layout{TP: p.tp}
 		cfg.Engine.ExecutionMode = p.mode
 		cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens = p.maxSeqs, p.batched
+		cfg.Engine.AsyncScheduling = p.async
 		rows := make([][3]float64, p.requests)
 		for i := range rows {
 			rows[i] = [3]float64{float64(i) * p.gapS, float64(p.prompt), float64(p.out)}

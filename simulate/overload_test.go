@@ -78,7 +78,7 @@ func datasetsRun(w runresult.WorkloadConfig) (Source, int, error) {
 }
 
 // A stable engine whose running batch is still filling when the arrivals
-// end (E2E long against the run: qwen3-30b-a3b DP8 at 40 req/s, 500
+// end (E2E long against the run: qwen3-30b-a3b DP8 at 50 req/s, 500
 // requests; the README's example runs it at 20, where the built-in model's
 // engine now keeps up with about 120 requests in the system) has a growing
 // system but no growing queue: no warning.
@@ -86,7 +86,7 @@ func TestNoOverloadWhileFilling(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model, cfg.Router = "qwen3-30b-a3b", "least-loaded"
 	cfg.Layout.TP, cfg.Layout.EP, cfg.Layout.DP = 1, 8, 8
-	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:1024x256", RatePerS: 40, NumRequests: 500, Seed: 1}
+	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:1024x256", RatePerS: 50, NumRequests: 500, Seed: 1}
 	sim, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -132,6 +132,10 @@ type Op struct {
 	// CutlassMoE says an FP8 grouped GEMM runs vLLM's CUTLASS MoE kernel,
 	// not the fused-MoE Triton one (fp8moe.go).
 	CutlassMoE bool
+	// UniformRouting says top-k routing runs the profilers' round-robin
+	// path (one kernel per expert choice, RoutingPathUniform), not vLLM's
+	// fused top-k (Roofline.routingCurve).
+	UniformRouting bool
 }
 
 // Shape renders the per-GPU shape for people.

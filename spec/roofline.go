@@ -57,6 +57,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	}
 	d := r.Device
 	c := d.Curves.Class[ClassOf(o.Name)]
+	if o.Name == OpMoERoutingTopK {
+		c = d.Curves.routingCurve(o)
+	}
 	flops, bytes := o.Work(x)
 	if r.customAllReduce(o, bytes) {
 		c = d.Curves.CustomAllReduce
@@ -200,8 +203,34 @@ func contextOp(o *Op, routingPath string) Op {
 	op := *o
 	if op.Name == OpMoERoutingTopK && routingPath == RoutingPathUniform {
 		op.Kernels = max(1, op.TopK)
+		op.UniformRouting = true
 	}
 	return op
+}
+
+// routingCurve returns the kernel curve of top-k routing op o. The
+// routing class's curve is fitted on the profiles'
+// uniform_topk rows only (every MoE file in ../shared; 1-64 tokens, flat
+// at 52-56 us for top-8 on the H800), so its per-token slope is an
+// extrapolation: priced through it, vLLM's fused top-k took 1.5 ms a layer
+// for a 2,048-token chunk on an RTX 4090 D and 27 us at 8 tokens. vLLM
+// runs its standard path (FusedMoE with a softmax router) as one
+// topk_softmax CUDA kernel, one warp per token over the expert logits
+// (csrc/moe/topk_softmax_kernels.cu), plus the renormalisation's
+// element-wise kernels: per-token row reductions like RMSNorm, so the
+// standard path is priced with the norm class's curve (a stated
+// approximation; no profile in ../shared times it). Cross-checks
+// (TestFusedTopKAgainstPublished): Megatron-LM PR #6456 (August 2026)
+// times softmax + top-8 of a [256, 128] fp32 router output under CUDA-graph
+// replay at 16.41 us as four PyTorch kernels and 4.10 us as one fused
+// kernel; vLLM PR #34206 (February 2026, H200, DeepSeek-R1) times its
+// grouped_topk_fused_kernel at about 7 us and the small-expert-count one
+// at about 4 us.
+func (c *Curves) routingCurve(o *Op) Curve {
+	if o.UniformRouting {
+		return c.Class[ClassMoERouting]
+	}
+	return c.Class[ClassNorm]
 }
 
 // waveUtilisation is the fraction of the tensor cores doing useful work in
