@@ -24,8 +24,9 @@ const (
 )
 
 // Extrapolations: what a predictor answers beyond its sampled domain,
-// chosen per key by cross-validation (folds group shapes, so a fold at the
-// edge of the sweep is predicted from beyond the domain of the others).
+// chosen per operator by cross-validation over the rows of all its keys
+// (folds group shapes, so a fold at the edge of a sweep is predicted from
+// beyond the domain of the others).
 const (
 	// ExtrapolateFallback adds the physical fallback's increment from the
 	// nearest in-domain point to the query: growing with the physics.
@@ -107,6 +108,10 @@ type ConditionChoice struct {
 	Forest     int      `json:"own_forest"`
 	Pooled     int      `json:"pooled"`
 	Fallback   int      `json:"fallback"`
+	// Extrapolation is the operator's answer beyond every key's domain
+	// (ExtrapolateFallback or ExtrapolateEdge), chosen by CV over the
+	// rows of all its keys.
+	Extrapolation string `json:"extrapolation"`
 }
 
 // Repeats describes the repeated measurements of one predictor's shapes:

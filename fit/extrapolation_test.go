@@ -138,9 +138,11 @@ func TestPredictionsMonotoneBeyondDomain(t *testing.T) {
 
 // TestExtrapolationChosenByCV: on the H800 grouped GEMM sweeps, whose time
 // steps with tile counts rather than growing with the routed tokens, cross-
-// validation picks the edge value beyond the domain for some keys; every
-// key records both extrapolations' CV error and its predictor answers as
-// its choice says.
+// validation over all the operator's keys picks the edge value beyond the
+// domain (one extrapolation per operator: a 7-shape key has two edge shapes
+// to decide on alone); every key records both extrapolations' CV error,
+// takes the least CV error with the operator's one, and its predictor
+// answers as that says.
 func TestExtrapolationChosenByCV(t *testing.T) {
 	ds := loadProfiles(t, "frontier-h800/Qwen3-30B-A3B-tiny")
 	ts, err := FromDataset(ds, spec.KernelOnly)
@@ -158,16 +160,26 @@ func TestExtrapolationChosenByCV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c := b.Meta().Conditions; len(c) != 1 || c[0].Extrapolation != bundle.ExtrapolateEdge {
+		t.Fatalf("conditions %+v: want the operator's extrapolation, edge", c)
+	}
 	edge := 0
 	for _, k := range b.Keys() {
 		p, _ := b.Predictor(k)
 		m := p.Meta()
 		modes := map[string]bool{}
+		best := math.Inf(1)
 		for _, c := range m.Choices {
 			modes[c.Extrapolation] = true
+			if c.Extrapolation == m.Extrapolation {
+				best = math.Min(best, c.CVMAPE)
+			}
 		}
 		if !modes[bundle.ExtrapolateEdge] || !modes[bundle.ExtrapolateFallback] {
 			t.Errorf("%s: choices %+v lack an extrapolation", k, m.Choices)
+		}
+		if m.Extrapolation != b.Meta().Conditions[0].Extrapolation || m.CV.MAPE != best {
+			t.Errorf("%s: %s/%s with CV %.3f%%; want the operator's extrapolation and the least CV error with it (%.3f%%)", k, m.Model, m.Extrapolation, m.CV.MAPE, best)
 		}
 		dom := p.Domain()
 		in := []float64{dom[0].Max, dom[1].Max}
@@ -187,8 +199,7 @@ func TestExtrapolationChosenByCV(t *testing.T) {
 			t.Errorf("%s: extrapolation %q", k, m.Extrapolation)
 		}
 	}
-	t.Logf("%d of %d grouped GEMM keys extrapolate by their edge value", edge, len(b.Keys()))
-	if edge == 0 {
-		t.Error("no grouped GEMM key chose the edge value beyond its domain")
+	if edge != len(b.Keys()) {
+		t.Errorf("%d of %d grouped GEMM keys extrapolate by their edge value, want all", edge, len(b.Keys()))
 	}
 }

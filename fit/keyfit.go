@@ -30,14 +30,16 @@ type keyFit struct {
 	train, hold []Row
 	folds       []int
 	k           int
-	// own is the best own-forest candidate (with its extrapolation) and
-	// its out-of-fold predictions on train (nil when the key is too thin);
-	// fbPred the fallback's, one slice per extrapolation; foldFits what a
+	// ownBy is the best own-forest candidate per extrapolation
+	// (extrapolations order) and ownPredBy its out-of-fold predictions on
+	// train (nil when the key is too thin); own the one chosen. fbPred is
+	// the fallback's, one slice per extrapolation; foldFits what a
 	// predictor trained outside each fold knows besides its forest.
-	own      *bundle.SearchResult
-	ownPred  []float64
-	fbPred   [][]float64
-	foldFits []foldFit
+	ownBy     []*bundle.SearchResult
+	ownPredBy [][]float64
+	own       *bundle.SearchResult
+	fbPred    [][]float64
+	foldFits  []foldFit
 	// zero: every row took 0 ms; final is the chosen model.
 	zero  bool
 	final *bundle.Model
@@ -122,7 +124,8 @@ func (kf *keyFit) trainShapes() int {
 }
 
 // searchOwn cross-validates the candidates of a forest of the key's own
-// (when it has MinShapes shapes to search on) and the fallback alone.
+// (when it has MinShapes shapes to search on) and the fallback alone, with
+// every extrapolation.
 func (kf *keyFit) searchOwn(opt Options) error {
 	if kf.zero {
 		return nil
@@ -132,7 +135,7 @@ func (kf *keyFit) searchOwn(opt Options) error {
 	if kf.trainShapes() < opt.MinShapes {
 		return nil
 	}
-	best := math.Inf(1)
+	kf.ownBy, kf.ownPredBy = make([]*bundle.SearchResult, len(extrapolations)), make([][]float64, len(extrapolations))
 	for _, c := range candidates(opt.Trees, kf.seed) {
 		pred, err := crossValidate(kf.si, kf.train, kf.folds, kf.k, c.Target, c.Params, opt.Workers)
 		if err != nil {
@@ -142,8 +145,8 @@ func (kf *keyFit) searchOwn(opt Options) error {
 			c := c
 			c.Extrapolation, c.CVMAPE = mode, errorStats(pred[e], kf.train).MAPE
 			kf.meta.Search = append(kf.meta.Search, c)
-			if c.CVMAPE < best {
-				best, kf.ownPred, kf.own = c.CVMAPE, pred[e], &c
+			if kf.ownBy[e] == nil || c.CVMAPE < kf.ownBy[e].CVMAPE {
+				kf.ownBy[e], kf.ownPredBy[e] = &c, pred[e]
 			}
 		}
 	}

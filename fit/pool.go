@@ -206,37 +206,52 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 		x, y := pooledRows(fam, vals, part, nil)
 		return trainForest(x, y, pc.Params, opt.Workers)
 	}
+	// One extrapolation for the operator: which answers beyond a sweep's
+	// edge better is the kernel's physics against its fallback's, and a
+	// thin key (7 shapes: 2 edge shapes in CV) cannot tell on its own.
+	mode := familyExtrapolation(fam, ppred)
+	choice.Extrapolation = mode
 	for i, kf := range fam {
 		m := kf.meta
 		// Every model with every extrapolation, with its out-of-fold
-		// predictions; the least CV error answers.
+		// predictions; the least CV error with the operator's
+		// extrapolation answers.
 		var preds [][]float64
 		add := func(model, target, mode string, pred []float64) {
 			m.Choices = append(m.Choices, bundle.ModelChoice{Model: model, Target: target, Extrapolation: mode, CVMAPE: kf.cvOf(pred)})
 			preds = append(preds, pred)
 		}
-		if kf.own != nil {
-			add(bundle.ModelForest, kf.own.Target, kf.own.Extrapolation, kf.ownPred)
-		}
-		for e, mode := range extrapolations {
-			if ppred != nil {
-				add(bundle.ModelPooled, pc.Target, mode, ppred[e][i])
+		var owns []*bundle.SearchResult
+		for e, ext := range extrapolations {
+			if kf.ownBy != nil && kf.ownBy[e] != nil {
+				add(bundle.ModelForest, kf.ownBy[e].Target, ext, kf.ownPredBy[e])
+				owns = append(owns, kf.ownBy[e])
 			}
 		}
-		for e, mode := range extrapolations {
-			add(bundle.ModelFallback, bundle.TargetLogRatio, mode, kf.fbPred[e])
+		for e, ext := range extrapolations {
+			if ppred != nil {
+				add(bundle.ModelPooled, pc.Target, ext, ppred[e][i])
+				owns = append(owns, nil)
+			}
 		}
-		at := len(m.Choices) - len(extrapolations) // the fallback when nothing validates
+		at := -1
+		for e, ext := range extrapolations {
+			if ext == mode {
+				at = len(m.Choices) // the fallback when nothing validates
+			}
+			add(bundle.ModelFallback, bundle.TargetLogRatio, ext, kf.fbPred[e])
+			owns = append(owns, nil)
+		}
 		best := math.Inf(1)
 		for c, ch := range m.Choices {
-			if ch.CVMAPE < best {
+			if ch.Extrapolation == mode && ch.CVMAPE < best {
 				best, at = ch.CVMAPE, c
 			}
 		}
+		kf.own = owns[at]
 		m.Model, m.Extrapolation = m.Choices[at].Model, m.Choices[at].Extrapolation
-		mode := m.Extrapolation
 		m.CV = errorStats(preds[at], kf.train)
-		if kf.own == nil {
+		if kf.ownBy == nil {
 			m.Note = thinNote(kf, opt, m, len(fam))
 		}
 		var final *bundle.Model
@@ -371,4 +386,37 @@ func specialize(f *bundle.Forest, d int, cond []float64) *bundle.Forest {
 		emit(r, at)
 	}
 	return out
+}
+
+// familyExtrapolation decides one extrapolation for every key of an
+// operator: the one whose best model per key, summed over the keys' rows,
+// cross-validates best.
+func familyExtrapolation(fam []*keyFit, ppred [][][]float64) string {
+	best, at := math.Inf(1), 0
+	for e := range extrapolations {
+		var tot float64
+		for i, kf := range fam {
+			var preds [][]float64
+			if kf.ownPredBy != nil && kf.ownPredBy[e] != nil {
+				preds = append(preds, kf.ownPredBy[e])
+			}
+			if ppred != nil {
+				preds = append(preds, ppred[e][i])
+			}
+			preds = append(preds, kf.fbPred[e])
+			kb := math.Inf(1)
+			for _, p := range preds {
+				if v := kf.cvOf(p); v < kb {
+					kb = v
+				}
+			}
+			if !math.IsInf(kb, 1) {
+				tot += kb * float64(len(kf.train))
+			}
+		}
+		if tot < best {
+			best, at = tot, e
+		}
+	}
+	return extrapolations[at]
 }
