@@ -71,9 +71,14 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			}
 			kfields = append(kfields, field{&cur.NetFloorUs, false, minFloorUs, maxFloorUs})
 		}
+		names := make([]string, 0, len(event))
+		for n := range event {
+			names = append(names, n)
+		}
+		sort.Strings(names) // a fixed order: float sums, and so the fit, depend on it
 		var all []realPoint
-		for _, ps := range event {
-			all = append(all, ps...)
+		for _, n := range names {
+			all = append(all, event[n]...)
 		}
 		classHost := []field{{&cur.HostPreUs, false, minHostUs, maxHostUs}, {&cur.HostUs, false, minHostUs, maxHostUs}}
 		switch {
@@ -87,11 +92,6 @@ func fitCurves(pts []realPoint, arch string) Curves {
 		}
 		fitted.Class[c] = cur
 		// Then each operator's own host terms, from its class's.
-		names := make([]string, 0, len(event))
-		for n := range event {
-			names = append(names, n)
-		}
-		sort.Strings(names)
 		for _, n := range names {
 			h := HostTerms{PreUs: cur.HostPreUs, Us: cur.HostUs}
 			fitFields(event[n], c, &cur, &opHost{n, &h}, fitted.KernelHostUs, []field{{&h.PreUs, false, minHostUs, maxHostUs}, {&h.Us, false, minHostUs, maxHostUs}})
@@ -235,9 +235,23 @@ func groupMAPE(pts []realPoint, c KernelClass, cur *Curve, oh *opHost, kernelHos
 		a.s += math.Abs(pred-p.ms) / p.ms
 		a.n++
 	}
+	// Summed in key order: a map's order changes from run to run, and
+	// so would the last bits of the sum and, through them, the path
+	// Nelder-Mead takes (the leave-one-out figures moved by up to 5
+	// points between identical runs).
+	keys := make([][2]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
 	var s float64
-	for _, a := range g {
-		s += a.s / float64(a.n)
+	for _, k := range keys {
+		s += g[k].s / float64(g[k].n)
 	}
 	return s / float64(len(g))
 }
