@@ -54,9 +54,9 @@ func (rep *CalibrationReport) writeCalibrationYAML(w io.Writer) error {
 	fmt.Fprintf(&b, "# fitted on workloads: %s\n", strings.Join(f.FitWorkloads, ", "))
 	for _, p := range f.Params {
 		if p.Fitted {
-			fmt.Fprintf(&b, "#   %s: fitted, %s (start %s)\n", p.Name, num(p.Value), num(p.Start))
+			fmt.Fprintf(&b, "#   %s: fitted, %s (start %s; %s)\n", p.Name, num(p.Value), num(p.Start), p.Why)
 		} else {
-			fmt.Fprintf(&b, "#   %s: not fitted (no effect on the fitted runs' metrics), simulator default kept\n", p.Name)
+			fmt.Fprintf(&b, "#   %s: not fitted (%s), simulator default kept\n", p.Name, p.Why)
 		}
 	}
 	var names []string
@@ -115,13 +115,13 @@ func (rep *CalibrationReport) WriteText(w io.Writer) error {
 	var b strings.Builder
 	f := &rep.Final
 	fmt.Fprintf(&b, "Calibration fitted on %s (%d evaluations, %d simulations)\n", strings.Join(f.FitWorkloads, ", "), f.Evaluations, f.Simulations)
-	t := newTable("correction", "start", "fitted")
+	t := newTable("correction", "start", "fitted", "probe on the fitted runs")
 	for _, p := range f.Params {
 		v := num4(p.Value)
 		if !p.Fitted {
-			v = "not fitted: no effect on these runs"
+			v = "not fitted"
 		}
-		t.add(p.Name, num4(p.Start), v)
+		t.add(p.Name, num4(p.Start), v, p.Why)
 	}
 	t.write(&b)
 	if len(rep.Folds) > 0 {

@@ -44,9 +44,14 @@ type FittedParam struct {
 	Name  string
 	Start float64
 	Value float64
-	// Fitted is false when the correction did not move the metrics of the
-	// fitted runs: it stays at its start and out of the calibration file.
+	// Fitted is false when the fitted runs do not identify the correction
+	// (it does not move their metrics, moves them unevenly, or as freed
+	// corrections do; see screen): it stays at its start and out of the
+	// calibration file.
 	Fitted bool
+	// Why says what the probe found: the response that identified it, or
+	// why it was not fitted.
+	Why string
 }
 
 // Fold is one fit: the workloads fitted, those held out and the result.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/ftk-dev/ftk/cost"
 	"gonum.org/v1/gonum/optimize"
@@ -65,8 +66,8 @@ func evalRows(pairs []Pair, cal cost.Calibration, metrics []Metric, pc *predicto
 }
 
 // fitFold fits params on the pairs of the fit workloads. It first probes
-// each correction (does moving it change any simulated metric?) and fits
-// only those that do, then minimises the MAPE of the fit rows (plus the weak
+// each correction and frees only those the runs identify (screen), then
+// minimises the MAPE of the fit rows (plus the weak
 // prior) by a seeded CMA-ES search followed by a Nelder-Mead polish, within
 // opts.MaxEvaluations evaluations.
 func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache, tick func()) (Fold, error) {
@@ -81,31 +82,20 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		return f, err
 	}
 	f.StartMAPEPct = meanAPE(startRows)
-	// Probe: a correction that does not move any simulated value cannot be
-	// fitted from these runs.
-	var free []param
-	for _, p := range params {
-		c := cloneCalibration(start)
-		p.set(&c, p.perturbed(p.start))
+	// Probe: free only the corrections these runs identify (screen).
+	eval := func(c cost.Calibration) ([]Row, error) {
 		rows, n, err := evalRows(fitPairs, c, opts.Metrics, pc)
 		f.Simulations += n
 		f.Evaluations++
 		tick()
-		if err != nil {
-			return f, err
-		}
-		moved := false
-		for i := range rows {
-			moved = moved || math.Abs(rows[i].SimulatedMedian-startRows[i].SimulatedMedian) > 1e-9*math.Abs(startRows[i].SimulatedMedian)
-		}
-		fp := FittedParam{Name: p.name, Start: p.start, Value: p.start, Fitted: moved}
-		f.Params = append(f.Params, fp)
-		if moved {
-			free = append(free, p)
-		}
+		return rows, err
+	}
+	var free []param
+	if f.Params, free, err = screen(params, startRows, eval); err != nil {
+		return f, err
 	}
 	if len(free) == 0 {
-		return f, fmt.Errorf("calibrate: none of the corrections %v changes the metrics of the runs of %v", paramNames(params), fit)
+		return f, fmt.Errorf("calibrate: none of the corrections %v can be identified from the runs of %v (%s): add workloads that exercise them", paramNames(params), fit, whyNot(f.Params))
 	}
 	var fitErr error
 	calOf := func(x []float64) cost.Calibration {
@@ -181,6 +171,17 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		}
 	}
 	return f, nil
+}
+
+// whyNot lists why each correction was left out.
+func whyNot(ps []FittedParam) string {
+	var s []string
+	for _, p := range ps {
+		if !p.Fitted {
+			s = append(s, p.Name+": "+p.Why)
+		}
+	}
+	return strings.Join(s, "; ")
 }
 
 // PriorWeightPct is the weight, in percentage points of MAPE, of the weak

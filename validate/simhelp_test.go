@@ -49,7 +49,13 @@ func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal cost.Calibr
 // dir/name and returns the output directory.
 func simulateTo(t testing.TB, dir, name string, workload runresult.WorkloadConfig, cal cost.Calibration) string {
 	t.Helper()
-	cfg := testConfig(t, workload, cal)
+	return simulateConfigTo(t, dir, name, testConfig(t, workload, cal))
+}
+
+// simulateConfigTo runs cfg through ftk simulate's Go API into dir/name and
+// returns the output directory.
+func simulateConfigTo(t testing.TB, dir, name string, cfg runresult.Config) string {
+	t.Helper()
 	src, _, err := datasets.OpenRun(cfg.Workload.Trace, cfg.Workload.Workload, cfg.Workload.RatePerS, cfg.Workload.NumRequests, cfg.Workload.Seed)
 	if err != nil {
 		t.Fatal(err)
