@@ -159,12 +159,16 @@ same file).
 Corrections: host_ms_per_step (host time added to every engine step), host_speed (a
 factor on every host issue cost of the forward pass), issue_scale.aten / custom / triton /
 attention / collective (the issue cost of one kernel kind), family_scale.linear_op /
-attention / moe / collective (device time of an operator family). A correction that does
-not move the metrics of the fitted runs is not fitted and is left out of the file. Weak
-prior: scales and the host speed stay
-near their start unless the runs say otherwise (1 MAPE point x ln(ratio)^2: a scale of
-1.25 costs 0.05 points). Fit fewer corrections (--params) when the held-out column is
-much worse than the fit column: the runs do not pin them all down.
+attention / moe / collective (device time of an operator family). Each is first probed on
+the fitted runs (a factor at x1.5 and /1.5, the host time at 1 ms) and fitted only when the
+runs identify it: it moves their metrics evenly both ways (not a host cost hidden behind
+the GPU until raised, nor steps reshuffled), and by at least 10% beyond what the coarser
+corrections already fitted do (order: host time, family scales, host speed, issue
+scales; VIF at most 10). The others keep their start and stay out of the file; the
+report says why for each. Weak prior: fitted factors stay near 1 unless the runs say
+otherwise (1 MAPE point x ln(ratio)^2: a scale of 1.25 costs 0.05 points). In eager
+runs host_ms_per_step and host_speed both lengthen host-bound steps and can trade off:
+fit one of them (--params) when the held-out column is much worse than the fit column.
 
 Split: by default leave one workload out (one fit per workload without it, whose error
 on it is the held-out column, then a final fit on all workloads, written to -o);
