@@ -173,7 +173,12 @@ func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row,
 			vif = pr.slopeNorm * pr.slopeNorm / (rn * rn)
 		}
 		if vif > MaxVIF {
-			fp.Why = fmt.Sprintf("not identifiable: moves the metrics as %s does (VIF %.0f > %d)", closest(pr.slope, probes, freedIdx), vif, MaxVIF)
+			names := closest(pr.slope, probes, freedIdx)
+			verb := "does"
+			if strings.Contains(names, " and ") {
+				verb = "do"
+			}
+			fp.Why = fmt.Sprintf("not identifiable: moves the metrics as %s %s (VIF %.0f > %d)", names, verb, vif, MaxVIF)
 			continue
 		}
 		if 100*rn < MinOwnSlopePct {
