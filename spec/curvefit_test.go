@@ -27,9 +27,11 @@ func archOfProfileDevice(dev string) string {
 // next to the shipped table.
 func fitCurves(pts []realPoint, arch string) Curves {
 	fitted := archCurves(arch)
+	// Classes without data on arch borrow Hopper's shipped curves (what a
+	// device of arch runs them with).
 	var borrowed *Curves
 	if arch != ArchHopper {
-		h := fitCurves(pts, ArchHopper)
+		h := archCurves(ArchHopper)
 		borrowed = &h
 	}
 	byClass := map[KernelClass][]realPoint{}
@@ -86,6 +88,13 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			fitFields(kern, c, &cur, nil, fitted.KernelHostUs, kfields)
 			if len(all) > 0 {
 				fitFields(all, c, &cur, nil, fitted.KernelHostUs, classHost)
+			}
+			// Ampere's kernel rows cover a few shapes of a class (the
+			// GEMM: attention projections at TP2/TP4 only), its eager
+			// rows the rest, and an eager op of milliseconds is its
+			// kernel: the kernel terms see both (curves.go).
+			if len(all) > 0 && arch == ArchAmpere {
+				fitFields(append(append([]realPoint(nil), kern...), all...), c, &cur, nil, fitted.KernelHostUs, append(kfields, classHost...))
 			}
 		case len(all) > 0:
 			fitFields(all, c, &cur, nil, fitted.KernelHostUs, append(kfields, classHost...))

@@ -13,11 +13,11 @@ const (
 // ../shared and borrow Hopper's (a stated approximation: their peaks and
 // bandwidths are their own, only the efficiencies and floors are
 // borrowed). Hopper's kernel terms are fitted on GPU kernel times
-// (KERNEL_ONLY); Ampere's only on CUDA_EVENT times, so its floors carry
-// event and launch gaps (a GEMM floor of 16 us against Hopper's 3.4 us)
-// that a CUDA-graph replay on an Ada card never pays: on vLLM issue
-// #45709's RTX 4090 D graphs the Ampere floors added 3.5 ms to a 48-layer
-// decode step.
+// (KERNEL_ONLY); Ampere's partly on CUDA_EVENT times (its norm,
+// activation, embedding and LM-head shapes are timed eagerly only), so its
+// floors are coarser (a GEMM floor of 10.6 us against Hopper's 3.4 us):
+// on vLLM issue #45709's RTX 4090 D graphs the Ampere floors (then fitted
+// on eager rows only) added 3.5 ms to a 48-layer decode step.
 func archCurves(arch string) Curves {
 	switch arch {
 	case ArchAmpere:
@@ -91,7 +91,7 @@ func archCurves(arch string) Curves {
 // op in each forward pass (eventchain.go): an op's host time to its end
 // event shows mostly in the op after it, which reads its kernel plus
 // EventGapUs (3.6 us) when the GPU is still behind. A generation with
-// EventGapUs 0 (Ampere) has host terms fitted on ops in isolation. The
+// EventGapUs 0 has host terms fitted on ops in isolation. The
 // joint fit is flat along some directions (the activation's host time to
 // its end event is seen only in Llama-2-7B's TP4/TP8 rows, the profiler's
 // untimed host times only through the ops after them): refits started
@@ -142,9 +142,19 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 
 // ampereCurves: fitted on the calibration rows of
 // frontier-a800-qwen3-30b-a3b (Frontier's A800 profile of the full
-// Qwen3-30B-A3B, labelled CUDA_EVENT, TP1-8, FlashInfer): its attention
-// rows whose reshapes read exactly 0 are kernel time and fix the attention
-// and copy kernel terms, the eager rows the host terms. There is no Ampere MoE or
+// Qwen3-30B-A3B, labelled CUDA_EVENT, TP1-8, FlashInfer). Its rows whose
+// samples are whole nanoseconds were timed from a kernel trace, not CUDA
+// events (kernelTraced in realprofile_test.go: the attention rows at TP2,
+// most at TP4 and TP8, the linear rows at TP2 and TP4): they fix the
+// kernel terms, the eager rows the host terms. The GEMM's kernel rows are
+// the attention projections at TP2/TP4 only (N <= 2,560 outputs, whose
+// cuBLAS kernels reach 0.35-0.55 of the peak), so its kernel terms are
+// fitted on them together with the eager GEMM rows (the LM head's 0.4-10
+// ms eager readings are its kernel: 0.8 of the peak at 4,096 tokens).
+// Attention rows are read through the profiler's run (attnchain_test.go)
+// and linear rows through its forward pass (eventchain.go) with
+// EventGapUs fitted jointly with the host terms (3.81 us; the file's view
+// ops read 3.7-3.9 us when the GPU is behind). There is no Ampere MoE or
 // collective profile in ../shared: those classes are Hopper's (a stated
 // approximation; bandwidths are the device's own). ColdHostFactor 3 is
 // docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
@@ -152,36 +162,36 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // the BF16 peak). KernelHostUs is Hopper's (the A800 file times each
 // operator at one kernel count, so it cannot fix it).
 var ampereCurves = Curves{Class: [numKernelClasses]Curve{
-	ClassGEMM:        {FloorUs: 5.84, MemEff: 0.765, ComputeEff: 0.809, HostPreUs: 6.2, HostUs: 65.4},
-	ClassNorm:        {FloorUs: 4.98, MemEff: 0.713, HostPreUs: 3.08, HostUs: 6.9},
-	ClassAct:         {FloorUs: 2.4, MemEff: 0.886, IterUs: 0.555, HostPreUs: 14.1, HostUs: 39.8},
-	ClassRope:        {FloorUs: 1.45, MemEff: 0.438, IterUs: 0.095, HostPreUs: 2.52, HostUs: 3.63},
-	ClassAdd:         {FloorUs: 2.86, MemEff: 0.92, L2ResidentMB: 12.1, HostPreUs: 28.8, HostUs: 33.2},
-	ClassEmbedding:   {FloorUs: 2.07, MemEff: 0.92, SmallIndexUs: 0.729, HostPreUs: 4.55, HostUs: 7.44},
-	ClassCopy:        {FloorUs: 3.72, MemEff: 0.92, HostPreUs: 3.84, HostUs: 3.68},
-	ClassAttnPrefill: {FloorUs: 8.32, MemEff: 0.919, ComputeEff: 0.298, HalfFLOPs: 1.54e+09, HostPreUs: 58.7, HostUs: 58.8},
-	ClassAttnDecode:  {FloorUs: 16.1, MemEff: 0.92, HostPreUs: 56.6, HostUs: 1.64},
-	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.26, HostUs: 60.8},
+	ClassGEMM:        {FloorUs: 10.6, MemEff: 0.805, ComputeEff: 0.783, HostPreUs: 57.6, HostUs: 17},
+	ClassNorm:        {FloorUs: 3.76, MemEff: 0.9, IterUs: 0.301, HostPreUs: 1.04, HostUs: 3.43},
+	ClassAct:         {FloorUs: 6.28, MemEff: 0.89, IterUs: 1.06, HostPreUs: 8.48, HostUs: 40},
+	ClassRope:        {FloorUs: 3.98, MemEff: 0.459, IterUs: 0.0924, HostPreUs: 28.2, HostUs: 9.82},
+	ClassAdd:         {FloorUs: 2.86, MemEff: 0.92, L2ResidentMB: 12.1, HostPreUs: 28.1, HostUs: 33.2},
+	ClassEmbedding:   {FloorUs: 2.87, MemEff: 0.92, SmallIndexUs: 0.725, HostPreUs: 1, HostUs: 1},
+	ClassCopy:        {FloorUs: 3.74, MemEff: 0.771, HostPreUs: 17.1, HostUs: 16},
+	ClassAttnPrefill: {FloorUs: 8.3, MemEff: 0.919, ComputeEff: 0.298, HalfFLOPs: 1.54e+09, HostPreUs: 60, HostUs: 74.2},
+	ClassAttnDecode:  {FloorUs: 16.1, MemEff: 0.92, HostPreUs: 57.1, HostUs: 1},
+	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.3, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 3.93, MemEff: 0.39, HostPreUs: 1, HostUs: 11.9},
 	ClassMoEGEMM:     {FloorUs: 4.44, MemEff: 0.92, ComputeEff: 0.8, TileLoadShare: 0.945, HostPreUs: 27.7, HostUs: 84.7},
 	ClassAllReduce:   {FloorUs: 27.6, MemEff: 0.778},
 	ClassSendRecv:    {FloorUs: 7.16, MemEff: 0.746, NetFloorUs: 20.6},
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},
 }, Host: map[string]HostTerms{
-	"attn_decode":              {PreUs: 56.6, Us: 1.64},
-	"attn_input_reshape":       {PreUs: 3.84, Us: 3.68},
-	"attn_kv_cache_save":       {PreUs: 33, Us: 1.34},
-	"attn_output_reshape":      {PreUs: 3.84, Us: 3.68},
-	"attn_post_proj":           {PreUs: 4.53, Us: 4.83},
-	"attn_pre_proj":            {PreUs: 1, Us: 12.9},
-	"attn_prefill":             {PreUs: 58.7, Us: 58.8},
-	"attn_rope":                {PreUs: 2.52, Us: 3.63},
-	"emb":                      {PreUs: 4.55, Us: 7.44},
-	"input_layernorm":          {PreUs: 2.72, Us: 6},
-	"lm_head_linear":           {PreUs: 1, Us: 178},
-	"mlp_act":                  {PreUs: 14.1, Us: 39.8},
-	"mlp_down_proj":            {PreUs: 6.96, Us: 66.6},
-	"mlp_up_proj":              {PreUs: 6.73, Us: 71.3},
-	"post_attention_layernorm": {PreUs: 3.78, Us: 9.71},
-}, ColdHostFactor: 3, FP8ComputeEff: 0, KernelHostUs: 22,
+	"attn_decode":              {PreUs: 22.8, Us: 79},
+	"attn_input_reshape":       {PreUs: 16.9, Us: 16.9},
+	"attn_kv_cache_save":       {PreUs: 32, Us: 41.1},
+	"attn_output_reshape":      {PreUs: 16.9, Us: 17},
+	"attn_post_proj":           {PreUs: 61.8, Us: 80.1},
+	"attn_pre_proj":            {PreUs: 62.5, Us: 151},
+	"attn_prefill":             {PreUs: 61.6, Us: 75},
+	"attn_rope":                {PreUs: 25.1, Us: 34.8},
+	"emb":                      {PreUs: 1, Us: 1},
+	"input_layernorm":          {PreUs: 1.06, Us: 3.54},
+	"lm_head_linear":           {PreUs: 17.2, Us: 36.8},
+	"mlp_act":                  {PreUs: 5.52, Us: 39.7},
+	"mlp_down_proj":            {PreUs: 51.4, Us: 64.8},
+	"mlp_up_proj":              {PreUs: 35.8, Us: 75.6},
+	"post_attention_layernorm": {PreUs: 2, Us: 6.11},
+}, ColdHostFactor: 3, FP8ComputeEff: 0, FP8TritonMoEEff: 0, KernelHostUs: 22, EventGapUs: 3.81,
 	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}}

@@ -43,6 +43,12 @@ type EventStep struct {
 	// of IdleHostUs with no event pair around it (an op the profiler runs
 	// but does not time); its reading is 0.
 	Untimed bool
+	// Sync: the host waits for the GPU to drain before the step
+	// (torch.cuda.synchronize), so the step starts with the GPU idle: a
+	// profiler that synchronises after its warm-up passes and times a few
+	// passes after it sees the GPU fall behind pass by pass, not a steady
+	// state.
+	Sync bool
 }
 
 // eventUs is what a CUDA event pair reads around a kernel of kernelUs
@@ -70,7 +76,8 @@ func (r Roofline) hostTerms(o *Op) (preUs, hostUs float64) {
 // no synchronisation (a profiler's forward pass in a loop), each timed with
 // a CUDA event pair: for each step, what the pair reads (ms) and how far
 // the GPU is behind the host at its start event (us; Roofline.BusyUs), in
-// the steady state of the loop.
+// the steady state of the loop (with a Sync step, the loop restarts from an
+// idle GPU at it).
 func (r Roofline) EventSequence(steps []EventStep) (ms, busyUs []float64) {
 	ms, busyUs = make([]float64, len(steps)), make([]float64, len(steps))
 	gap := r.Device.Curves.EventGapUs
@@ -78,6 +85,9 @@ func (r Roofline) EventSequence(steps []EventStep) (ms, busyUs []float64) {
 	for pass := 0; pass < 50; pass++ {
 		start := busy
 		for i, s := range steps {
+			if s.Sync {
+				busy = math.Min(busy, 0)
+			}
 			busy -= s.IdleHostUs
 			if s.Untimed {
 				busy = math.Max(busy, 0)

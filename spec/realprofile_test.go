@@ -173,7 +173,7 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 			meas = m
 		}
 		rowMeas := meas
-		if meas == CUDAEvent && viewsReadZero(r) {
+		if meas == CUDAEvent && col["collective"] == 0 && kernelTraced(r, ops) {
 			rowMeas = KernelOnly
 		}
 		base := realPoint{profile: dir + " " + rowMeas, file: rel, line: li + 2, device: profileDevice(top), meas: rowMeas, headDim: profileHeadDim(rel)}
@@ -200,23 +200,48 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 		if rowMeas == CUDAEvent && !hasCol(col, "is_prefill") && !hasCol(col, "router_topk") && col["collective"] == 0 {
 			sequenceRow(kept)
 		}
+		if rowMeas == CUDAEvent && hasCol(col, "is_prefill") {
+			attentionSequence(kept)
+		}
 		pts = append(pts, kept...)
 	}
 	return pts, nil
 }
 
-// viewsReadZero reports whether an attention row times its reshapes (views:
-// no kernel) as exactly 0 ms. A CUDA event pair around a view reads at
-// least the gap between the two event records (3-4 us when the GPU is
-// behind the host, 15-20 us when it waits for the host, on the A800 file's
-// other rows); exactly zero is a sum of kernel durations over no kernels.
-// Such a row was timed as GPU kernel time whatever its measurement_type
-// says (the A800 file holds 2,680 of them, TP2-8, beside eager rows of the
-// same shapes), and is scored as KERNEL_ONLY.
-func viewsReadZero(r realRow) bool {
-	in, out := r.str("time_stats."+OpAttnInputReshape+".median"), r.str("time_stats."+OpAttnOutputReshape+".median")
-	zero := func(s string) bool { v, err := strconv.ParseFloat(s, 64); return err == nil && v == 0 }
-	return zero(in) && zero(out)
+// kernelTraced reports whether a row labelled CUDA_EVENT was in fact timed
+// from a kernel trace. cudaEventElapsedTime returns a float (CUDA Runtime
+// API), so every sample of a CUDA event pair is a float32 in milliseconds
+// (0.027615999802947 is float32(0.027616)); a kernel trace (Kineto, the
+// profilers' record_function method) gives durations in whole nanoseconds,
+// which the profilers write as decimal milliseconds (0.021888). A row
+// whose every timed sample (its .min and .max) is a whole number of
+// nanoseconds and none a float32 short of one is kernel time whatever its
+// measurement_type says. On the files in ../shared the split is clean: every
+// *_kernel_only file and Vidur's mlp.csv hold whole nanoseconds, every
+// Frontier CUDA_EVENT file float32s, except the A800 file, whose
+// attention rows at TP2 (all), TP4 and TP8 (most) and whose linear rows
+// at TP2 and TP4 hold whole nanoseconds. Those attention rows also time
+// the reshapes (views, no kernel) as exactly 0, which no event pair can
+// read (the eager rows read 3-4 us when the GPU is behind the host and
+// 15-20 us otherwise), and those linear rows repeat within 1-3% (the TP1
+// eager rows 4-100%) and sit below any eager launch on the file (a 3.1 us
+// rotary embedding at TP4 against 8.4 us eager at TP1).
+func kernelTraced(r realRow, ops []string) bool {
+	n := 0
+	for _, o := range ops {
+		for _, stat := range []string{".min", ".max"} {
+			v := r.num("time_stats." + o + stat)
+			if math.IsNaN(v) || v <= 0 {
+				continue
+			}
+			ns := v * 1e6
+			if math.Abs(ns-math.Round(ns)) > 1e-6 {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 func hasCol(col map[string]int, k string) bool { _, ok := col[k]; return ok }
