@@ -132,6 +132,9 @@ const (
 	minHostUs, maxHostUs     = 1, 500
 	// maxL2ResidentMB: the L2 of H100 and H800 (Curve.L2ResidentMB).
 	maxL2ResidentMB = 50
+	// maxL2Gain bounds how much faster than HBM a class moves bytes
+	// through the L2 (Curve.L2Gain): a guess, wide enough not to bind.
+	maxL2Gain = 5
 )
 
 func kernelFields(c *Curve, k KernelClass, arch string) []field {
@@ -159,11 +162,15 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 		}
 		f = append(f, field{&c.IterUs, false, 0.05, 5})
 	}
-	if k == ClassAdd {
+	if k == ClassAdd || c.L2Gain > 0 {
 		if c.L2ResidentMB == 0 {
 			c.L2ResidentMB = 5
 		}
 		f = append(f, field{&c.L2ResidentMB, false, 0.1, maxL2ResidentMB})
+	}
+	// The L2 roof (Curve.L2Gain) is fitted where the table has one.
+	if c.L2Gain > 0 {
+		f = append(f, field{&c.L2Gain, false, 1, maxL2Gain})
 	}
 	// The grouped GEMM's profile rows hold at most 35 tokens per expert,
 	// far below its roof: the roof is the public figure (curves.go) and

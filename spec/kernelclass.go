@@ -111,6 +111,13 @@ type Curve struct {
 	// Architecture whitepaper, 2022). Fitted on the classes whose profile
 	// rows move more than the L2 holds; 0 = every byte from HBM.
 	L2ResidentMB float64
+	// L2Gain is how many times faster than from HBM (at MemEff) the
+	// class's kernel moves bytes through the L2. With it, the memory time
+	// is a two-level roofline: the larger of all bytes at the L2 rate and
+	// the bytes past L2ResidentMB at the HBM rate, so a kernel whose
+	// traffic fits the L2 is not free but runs at the L2 rate; 0 = no L2
+	// roof (the resident bytes cost nothing).
+	L2Gain float64
 	// NetFloorUs replaces FloorUs for a collective whose group spans
 	// nodes: the network's latency (NIC, proxy thread, RDMA round trip)
 	// in place of NVLink's; 0 = FloorUs. Vidur's H100 DGX send/recv rows

@@ -93,7 +93,13 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		}
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}
-	memUs := math.Max(bytes-c.L2ResidentMB*1e6, 0) / (d.HBMGBps * 1e9 * c.MemEff) * 1e6
+	hbmBps := d.HBMGBps * 1e9 * c.MemEff
+	memUs := math.Max(bytes-c.L2ResidentMB*1e6, 0) / hbmBps * 1e6
+	if c.L2Gain > 0 {
+		// Every byte also passes the L2 (Curve.L2Gain): a hierarchical
+		// roofline, the L2 roof over all bytes, HBM's over the rest.
+		memUs = math.Max(memUs, bytes/(hbmBps*c.L2Gain)*1e6)
+	}
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}

@@ -38,7 +38,7 @@ var realProfileBounds = map[string][2]float64{
 	"frontier-h800/Qwen3-30B-A3B-tiny KERNEL_ONLY":      {10.3, 25},
 	"frontier-h800/llama2_7b_dense_example CUDA_EVENT":  {6, 14},
 	"frontier-h800/llama2_7b_dense_example KERNEL_ONLY": {7.5, 22},
-	"vidur-h100/Llama-2-7b-hf KERNEL_ONLY":              {11.5, 17},
+	"vidur-h100/Llama-2-7b-hf KERNEL_ONLY":              {10.6, 17},
 	"vidur-h100/network-h100_dgx CUDA_EVENT":            {8.5, 11},
 }
 
@@ -185,6 +185,9 @@ func formatCurves(name string, c Curves) string {
 		}
 		if v.L2ResidentMB > 0 {
 			fmt.Fprintf(&b, ", L2ResidentMB: %.3g", v.L2ResidentMB)
+		}
+		if v.L2Gain > 0 {
+			fmt.Fprintf(&b, ", L2Gain: %.3g", v.L2Gain)
 		}
 		if v.NetFloorUs > 0 {
 			fmt.Fprintf(&b, ", NetFloorUs: %.3g", v.NetFloorUs)
