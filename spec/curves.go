@@ -109,7 +109,10 @@ func archCurves(arch string) Curves {
 // in the L2) and 17.6 ns a token beyond (0.9 TB/s: 13, 25, 62 us at 1,024,
 // 2,048, 4,096 tokens); one HBM efficiency priced both at 1.4 TB/s, 12-26%
 // too fast at 2,048-4,096 tokens. The H800 rows (at most 128 tokens) are
-// set by IterUs and do not move.
+// set by IterUs and do not move. Held out: vLLM PR #11241's H100 timings of
+// the same scalar kernel (2024-12-16; with a clone, L2 flushed) are within
+// +7..+18% at 1,024-4,096 tokens (README). vLLM's vectorised kernel (PR
+// #27931, 2025-11-01) is about 2.7x faster at 8,192 tokens: not modelled.
 var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, HostPreUs: 21.8, HostUs: 14.9},
 	ClassNorm:        {FloorUs: 2.08, MemEff: 0.255, IterUs: 0.112, L2ResidentMB: 12.1, L2Gain: 1.73, HostPreUs: 13.7, HostUs: 19.1},
