@@ -15,8 +15,18 @@ type Calibration struct {
 	// HostMsPerStep, when positive, replaces the modelled host time of an
 	// engine step (scheduling, input preparation, sampling, output
 	// processing; a CPU-overhead profile or the default host model) with
-	// this figure, milliseconds, spent before the forward pass.
+	// this figure, milliseconds, spent before the forward pass. It is set
+	// by hand (a measured figure); validate calibrate fits HostScale.
 	HostMsPerStep float64 `json:"host_ms_per_step" yaml:"host_ms_per_step"`
+	// HostScale, when positive, multiplies the modelled host time of an
+	// engine step (every part: scheduling, input preparation, sampling,
+	// output processing, the multi-GPU hand-off; from a CPU-overhead
+	// profile or the default host model), keeping its growth with
+	// sequences and tokens. It is what validate calibrate fits: unlike a
+	// fixed figure it stays apart from HostSpeed, which scales the per-op
+	// issue cost of the forward pass (a fixed per-step figure and the issue
+	// time of a host-bound eager step both lengthen every step alike).
+	HostScale float64 `json:"host_scale,omitempty" yaml:"host_scale,omitempty"`
 	// HostSpeed multiplies every host issue cost (the CPU timeline of the
 	// forward pass) when positive: above 1 the host is slower than the
 	// issue costs say (a busier or older CPU), below 1 faster.
@@ -50,8 +60,8 @@ var scaledFamilies = []spec.Family{spec.FamilyLinear, spec.FamilyAttention, spec
 
 // Validate checks that every figure is usable.
 func (c *Calibration) Validate() error {
-	if c.HostMsPerStep < 0 || c.HostSpeed < 0 {
-		return fmt.Errorf("calibration: host_ms_per_step (%g) and host_speed (%g) must not be negative", c.HostMsPerStep, c.HostSpeed)
+	if c.HostMsPerStep < 0 || c.HostSpeed < 0 || c.HostScale < 0 {
+		return fmt.Errorf("calibration: host_ms_per_step (%g), host_scale (%g) and host_speed (%g) must not be negative", c.HostMsPerStep, c.HostScale, c.HostSpeed)
 	}
 	kinds := make([]string, 0, len(c.IssueScale))
 	for k := range c.IssueScale {

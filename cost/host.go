@@ -32,7 +32,8 @@ const (
 // executor. The times come from, in order of preference, the calibration's
 // host_ms_per_step (one figure per step, all before the forward pass), the
 // HOST_WALL predictors of a CPU-overhead profile, or spec's default host
-// model for the device class. They are never silently zero.
+// model for the device class, the last two times the calibration's
+// host_scale. They are never silently zero.
 //
 // On a pipeline, the first stage schedules and every stage prepares its
 // inputs; the last stage samples and processes outputs; the hand-off is
@@ -41,13 +42,16 @@ type hostModel struct {
 	source       string
 	note         string
 	calibratedMs float64
-	preds        [numHostOps]OpPredictor
-	extrap       [numHostOps]extrapolationCounter
-	extrapCount  [numHostOps]int64
-	keys         [numHostOps]spec.OpKey
-	dev          *spec.Device
-	tp, vocab    int
-	multiGPU     bool
+	// scale multiplies every modelled part (the calibration's host_scale;
+	// 1 when not calibrated).
+	scale       float64
+	preds       [numHostOps]OpPredictor
+	extrap      [numHostOps]extrapolationCounter
+	extrapCount [numHostOps]int64
+	keys        [numHostOps]spec.OpKey
+	dev         *spec.Device
+	tp, vocab   int
+	multiGPU    bool
 	// byDecodeSeqs caches decode-only steps (b sequences, b decode tokens).
 	byDecodeSeqs [][numHostOps]float64
 	scratch      [numHostOps]float64
@@ -55,7 +59,7 @@ type hostModel struct {
 }
 
 func newHostModel(c *OpCostConfig, l spec.Layout) (*hostModel, error) {
-	h := &hostModel{dev: c.Device, tp: l.TP, vocab: c.Model.VocabSize, multiGPU: l.TP*l.PP > 1,
+	h := &hostModel{dev: c.Device, tp: l.TP, vocab: c.Model.VocabSize, multiGPU: l.TP*l.PP > 1, scale: 1,
 		byDecodeSeqs: make([][numHostOps]float64, c.Limits.MaxNumSeqs+1)}
 	for i := range h.byDecodeSeqs {
 		h.byDecodeSeqs[i][0] = -1
@@ -90,6 +94,10 @@ func newHostModel(c *OpCostConfig, l spec.Layout) (*hostModel, error) {
 		h.source = HostFromProfile
 		h.note = fmt.Sprintf("CPU-overhead profile: %d of %d host parts predicted (HOST_WALL, TP=%d); the rest from the %s", found, numHostOps, l.TP, spec.HostModelDescription(c.Device))
 	}
+	if s := c.Calibration.HostScale; s > 0 {
+		h.scale = s
+		h.note += fmt.Sprintf("; calibrated: x%g (host_scale)", s)
+	}
 	return h, nil
 }
 
@@ -115,14 +123,14 @@ func (h *hostModel) compute(seqs, prefillTokens, decodeTokens int, out *[numHost
 		}
 		p := h.preds[i]
 		if p == nil {
-			out[i] = spec.HostOpMs(h.dev, op, h.tp, seqs, prefillTokens, decodeTokens, h.vocab)
+			out[i] = h.scale * spec.HostOpMs(h.dev, op, h.tp, seqs, prefillTokens, decodeTokens, h.vocab)
 			continue
 		}
 		var before int64
 		if h.extrap[i] != nil {
 			before = h.extrap[i].Extrapolated()
 		}
-		out[i] = max(0, p.PredictMs(h.x[:]))
+		out[i] = h.scale * max(0, p.PredictMs(h.x[:]))
 		if h.extrap[i] != nil && h.extrap[i].Extrapolated() > before {
 			h.extrapCount[i]++
 		}

@@ -10,8 +10,8 @@ import (
 // Host time is never silently zero: by default it comes from spec's host
 // model of the device class, split before (schedule, inputs, hand-off) and
 // after (sampling, outputs) the forward pass; a CPU-overhead profile's
-// HOST_WALL predictors replace the parts they have; a calibration replaces
-// it all.
+// HOST_WALL predictors replace the parts they have; a calibration's host
+// scale multiplies every part, its fixed host time per step replaces them.
 func TestHostTimeSources(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 2}.Normalize()
@@ -44,6 +44,12 @@ func TestHostTimeSources(t *testing.T) {
 	c, r = stage(OpCostConfig{HostPredictors: prof})
 	if !near(c.Ms[CompHostBefore], 0.5+0.08+host(spec.OpCPUPrepareInputs)+host(spec.OpCPURayComm)) || !near(c.Ms[CompHostAfter], 0.25+host(spec.OpCPUProcessOutputs)) || r.HostSource != HostFromProfile {
 		t.Errorf("profiled host %g + %g ms (%s)", c.Ms[CompHostBefore], c.Ms[CompHostAfter], r.HostSource)
+	}
+	// The host scale multiplies every part, profiled or default.
+	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: Calibration{HostScale: 3}})
+	if !near(c.Ms[CompHostBefore], 3*(0.5+0.08+host(spec.OpCPUPrepareInputs)+host(spec.OpCPURayComm))) || !near(c.Ms[CompHostAfter], 3*(0.25+host(spec.OpCPUProcessOutputs))) ||
+		r.HostSource != HostFromProfile || !strings.Contains(r.HostNote, "x3 (host_scale)") {
+		t.Errorf("scaled host %g + %g ms (%s: %s)", c.Ms[CompHostBefore], c.Ms[CompHostAfter], r.HostSource, r.HostNote)
 	}
 	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: Calibration{HostMsPerStep: 2}})
 	if c.Ms[CompHostBefore] != 2 || c.Ms[CompHostAfter] != 0 || r.HostSource != HostFromCalibration || r.HostMsPerStep != 2 {

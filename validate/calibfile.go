@@ -16,7 +16,13 @@ import (
 
 // formatCalibration prints a calibration on one line.
 func formatCalibration(c cost.Calibration) string {
-	parts := []string{fmt.Sprintf("host_ms_per_step %.4g", c.HostMsPerStep)}
+	var parts []string
+	if c.HostMsPerStep > 0 {
+		parts = append(parts, fmt.Sprintf("host_ms_per_step %.4g", c.HostMsPerStep))
+	}
+	if c.HostScale > 0 {
+		parts = append(parts, fmt.Sprintf("host_scale x%.4g", c.HostScale))
+	}
 	if c.HostSpeed > 0 {
 		parts = append(parts, fmt.Sprintf("host_speed x%.4g", c.HostSpeed))
 	}
@@ -35,6 +41,9 @@ func formatCalibration(c cost.Calibration) string {
 	sort.Strings(fams)
 	for _, f := range fams {
 		parts = append(parts, fmt.Sprintf("%s x%.4g", f, c.FamilyScale[f]))
+	}
+	if len(parts) == 0 {
+		return "none"
 	}
 	return strings.Join(parts, ", ")
 }

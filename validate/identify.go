@@ -61,13 +61,13 @@ const (
 // probe is a correction's measured response on the fitted rows.
 type probe struct {
 	p param
-	// slope is, per row, half the ln change of the simulated median from
-	// /1.5 to x1.5 (for host_ms_per_step: the ln change from the start to
-	// 1 ms more).
+	// slope is, per row, half the ln change of the simulated median
+	// between the probe values (probeValues; for the host scale, half the
+	// change from the start to the far probe).
 	slope []float64
-	// slopeNorm and evenNorm are the norms of the slope and of the even
-	// part (half the sum of the two ln changes; 0 for host_ms_per_step,
-	// probed one way from its start, the modelled host time).
+	// slopeNorm and evenNorm are the norms of the slope and of the uneven
+	// part (half the sum of the two ln changes from the start; for the host
+	// scale, half the far change less twice the near one).
 	slopeNorm, evenNorm float64
 	moved               bool
 }
@@ -75,7 +75,7 @@ type probe struct {
 // coarseness orders the corrections for freeing.
 func (p param) coarseness() int {
 	switch {
-	case p.name == ParamHostMsPerStep:
+	case p.name == ParamHostScale:
 		return 0
 	case p.family != "":
 		return 1
@@ -85,14 +85,11 @@ func (p param) coarseness() int {
 	return 3
 }
 
-// probeParam evaluates p away from its start (both ways for a factor) and
+// probeParam evaluates p either side of its start and
 // measures its response against the start rows.
 func probeParam(p param, startRows []Row, eval func(cost.Calibration) ([]Row, error)) (probe, error) {
 	pr := probe{p: p, slope: make([]float64, len(startRows))}
-	values := []float64{p.perturbed(p.start)}
-	if p.name != ParamHostMsPerStep {
-		values = append(values, p.start/probeFactor)
-	}
+	values := p.probeValues()
 	var ln [2][]float64
 	for j, v := range values {
 		c := cost.Calibration{}
@@ -112,13 +109,15 @@ func probeParam(p param, startRows []Row, eval func(cost.Calibration) ([]Row, er
 	}
 	var s2, e2 float64
 	for i := range pr.slope {
-		if ln[1] == nil {
-			pr.slope[i] = ln[0][i]
+		var e float64
+		if p.name == ParamHostScale {
+			// Two steps up: the slope is the mean ln change a step, the
+			// uneven part half its departure from linear.
+			pr.slope[i], e = ln[0][i]/2, (ln[0][i]-2*ln[1][i])/2
 		} else {
-			pr.slope[i] = (ln[0][i] - ln[1][i]) / 2
-			e := (ln[0][i] + ln[1][i]) / 2
-			e2 += e * e
+			pr.slope[i], e = (ln[0][i]-ln[1][i])/2, (ln[0][i]+ln[1][i])/2
 		}
+		e2 += e * e
 		s2 += pr.slope[i] * pr.slope[i]
 	}
 	pr.slopeNorm, pr.evenNorm = math.Sqrt(s2), math.Sqrt(e2)
@@ -129,12 +128,16 @@ func probeParam(p param, startRows []Row, eval func(cost.Calibration) ([]Row, er
 // startRows) and decides which to free. It returns every correction's
 // entry, in the order of params, and the freed ones, in order of
 // coarseness.
-func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row, error)) ([]FittedParam, []param, error) {
+//
+// It also returns, per freed correction, its slope per unit of the
+// optimiser's coordinate (toX), the columns of the local Jacobian of the
+// ln metrics that the search uses to precondition (searchBasis).
+func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row, error)) ([]FittedParam, []param, [][]float64, error) {
 	probes := make([]probe, len(params))
 	for i, p := range params {
 		var err error
 		if probes[i], err = probeParam(p, startRows, eval); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	out := make([]FittedParam, len(params))
@@ -149,15 +152,16 @@ func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row,
 	var basis [][]float64 // orthonormal basis of the freed slopes
 	var freedIdx []int
 	var free []param
+	var jac [][]float64
 	for _, i := range order {
 		pr, fp := probes[i], &out[i]
 		switch {
 		case !pr.moved:
 			fp.Why = "no effect on these runs"
 			continue
-		case pr.evenNorm > 0 && pr.slopeNorm < MinSlopeRatio*pr.evenNorm:
-			fp.Why = fmt.Sprintf("not identifiable: x%g and /%g move the metrics unevenly (slope %.1f%%, uneven part %.1f%%; a host cost hidden until raised, or step noise)",
-				probeFactor, probeFactor, 100*pr.slopeNorm, 100*pr.evenNorm)
+		case pr.slopeNorm < MinSlopeRatio*pr.evenNorm:
+			fp.Why = fmt.Sprintf("not identifiable: %s move the metrics unevenly (slope %.1f%%, uneven part %.1f%%; a host cost hidden until raised, or step noise)",
+				pr.p.probeText(), 100*pr.slopeNorm, 100*pr.evenNorm)
 			continue
 		}
 		resid := slices.Clone(pr.slope)
@@ -195,14 +199,33 @@ func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row,
 		basis = append(basis, resid)
 		freedIdx = append(freedIdx, i)
 		free = append(free, pr.p)
-		fp.Fitted = true
-		if pr.p.name == ParamHostMsPerStep {
-			fp.Why = fmt.Sprintf("identified: slope %.1f%% (1 ms more), own %.1f%%", 100*pr.slopeNorm, 100*rn)
-		} else {
-			fp.Why = fmt.Sprintf("identified: slope %.1f%%, uneven part %.1f%% (x%g and /%g), own %.1f%% (VIF %.1f)", 100*pr.slopeNorm, 100*pr.evenNorm, probeFactor, probeFactor, 100*rn, vif)
+		col := make([]float64, len(pr.slope))
+		for k, v := range pr.slope {
+			col[k] = v / pr.p.probeDx()
 		}
+		jac = append(jac, col)
+		fp.Fitted = true
+		fp.Why = fmt.Sprintf("identified: slope %.1f%%, uneven part %.1f%% (%s), own %.1f%% (VIF %.1f)", 100*pr.slopeNorm, 100*pr.evenNorm, pr.p.probeText(), 100*rn, vif)
 	}
-	return out, free, nil
+	return out, free, jac, nil
+}
+
+// probeDx is the distance in the optimiser's coordinate (toX) over which
+// a probe's slope is measured.
+func (p param) probeDx() float64 {
+	if p.name == ParamHostScale {
+		return math.Log(1+2*hostProbe) / 2
+	}
+	return math.Log(probeFactor)
+}
+
+// probeText names p's probe values.
+func (p param) probeText() string {
+	v := p.probeValues()
+	if p.name == ParamHostScale {
+		return fmt.Sprintf("x%g and x%g", v[1], v[0])
+	}
+	return fmt.Sprintf("x%g and /%g", probeFactor, probeFactor)
 }
 
 // closest names the freed corrections whose slopes are most aligned with

@@ -13,7 +13,10 @@ import (
 // Names of the corrections calibration fits: they are the keys of the
 // calibration file that cost.Calibration reads.
 const (
-	ParamHostMsPerStep = "host_ms_per_step"
+	// ParamHostScale multiplies the modelled host time of an engine step
+	// (scheduling, input preparation, sampling, output processing,
+	// hand-off), keeping its growth with sequences and tokens.
+	ParamHostScale = "host_scale"
 	// ParamHostSpeed multiplies every host issue cost (the CPU timeline of
 	// the forward pass).
 	ParamHostSpeed = "host_speed"
@@ -30,7 +33,7 @@ var calibratedFamilies = []spec.Family{spec.FamilyLinear, spec.FamilyAttention, 
 
 // CalibrationParams lists every correction calibration can fit.
 func CalibrationParams() []string {
-	names := []string{ParamHostMsPerStep, ParamHostSpeed}
+	names := []string{ParamHostScale, ParamHostSpeed}
 	for _, f := range calibratedFamilies {
 		names = append(names, familyParamPrefix+string(f))
 	}
@@ -40,10 +43,9 @@ func CalibrationParams() []string {
 	return names
 }
 
-// param is one fitted correction and how the optimiser sees it: host time
-// in units of hostUnitMs (its absolute value, so it stays non-negative),
-// the host speed and the scales by their logarithm (so they stay positive
-// and move by ratios).
+// param is one fitted correction and how the optimiser sees it: every
+// correction is a factor, moved by its logarithm (so it stays positive and
+// moves by ratios).
 type param struct {
 	name   string
 	family string // for family scales
@@ -51,36 +53,43 @@ type param struct {
 	start  float64
 }
 
-func (p param) toX(v float64) float64 {
-	if p.name == ParamHostMsPerStep {
-		return v / hostUnitMs
+func (p param) toX(v float64) float64 { return math.Log(v) }
+
+func (p param) fromX(x float64) float64 { return math.Exp(x) }
+
+// probeValues are the two values p is probed at. A scale acts on the
+// metrics as a power law and is probed either side of its start, at x1.5
+// and /1.5. The host scale multiplies a term added to every step, a few
+// percent of it (the default host model: 0.2 ms plus a few microseconds a
+// sequence): a x1.5 probe's tenth of a millisecond is lost in the step
+// noise of P95 metrics, so it is probed upwards, at start x(1 + 2 x
+// hostProbe) and x(1 + hostProbe), and a response that is not linear in the
+// added time (ln change at the far probe unlike twice that at the near
+// one) is its uneven part (see probeParam).
+func (p param) probeValues() [2]float64 {
+	if p.name == ParamHostScale {
+		return [2]float64{p.start * (1 + 2*hostProbe), p.start * (1 + hostProbe)}
 	}
-	return math.Log(v)
+	return [2]float64{p.start * probeFactor, p.start / probeFactor}
 }
 
-func (p param) fromX(x float64) float64 {
-	if p.name == ParamHostMsPerStep {
-		return math.Abs(x) * hostUnitMs
-	}
-	return math.Exp(x)
-}
-
-// perturbed is a value clearly away from v, to test whether the parameter
-// moves the metrics at all.
-func (p param) perturbed(v float64) float64 {
-	if p.name == ParamHostMsPerStep {
-		return v + max(1, v/2)
-	}
-	return v * 1.5
-}
+// hostProbe is the relative step of the host scale's probe: 3 (x4 and x7)
+// adds about 1 and 2 ms a step at 32 sequences on a Hopper host (the 1 ms
+// probe of the fixed host time this factor replaced); 1.5 left the P95
+// jumps of CUDA-graph runs at half the slope, on the MinSlopeRatio edge
+// (TestCalibrateFreesWhatRunsIdentify).
+const hostProbe = 3
 
 func (p param) get(c *cost.Calibration) float64 {
 	switch p.name {
-	case ParamHostMsPerStep:
-		return c.HostMsPerStep
 	case ParamHostSpeed:
 		if c.HostSpeed > 0 {
 			return c.HostSpeed
+		}
+		return 1
+	case ParamHostScale:
+		if c.HostScale > 0 {
+			return c.HostScale
 		}
 		return 1
 	}
@@ -98,10 +107,10 @@ func (p param) get(c *cost.Calibration) float64 {
 
 func (p param) set(c *cost.Calibration, v float64) {
 	switch p.name {
-	case ParamHostMsPerStep:
-		c.HostMsPerStep = v
 	case ParamHostSpeed:
 		c.HostSpeed = v
+	case ParamHostScale:
+		c.HostScale = v
 	default:
 		if p.kind != "" {
 			if c.IssueScale == nil {
@@ -134,7 +143,7 @@ func parseParams(names []string) ([]param, error) {
 	var out []param
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if !strings.HasPrefix(n, familyParamPrefix) && !strings.HasPrefix(n, issueParamPrefix) && n != ParamHostMsPerStep && n != ParamHostSpeed {
+		if !strings.HasPrefix(n, familyParamPrefix) && !strings.HasPrefix(n, issueParamPrefix) && n != ParamHostSpeed && n != ParamHostScale {
 			n = familyParamPrefix + n
 		}
 		if !slices.Contains(CalibrationParams(), n) {
@@ -145,8 +154,6 @@ func parseParams(names []string) ([]param, error) {
 		}
 		p := param{name: n, start: 1}
 		switch {
-		case n == ParamHostMsPerStep:
-			p.start = 0
 		case strings.HasPrefix(n, issueParamPrefix):
 			p.kind = strings.TrimPrefix(n, issueParamPrefix)
 		case strings.HasPrefix(n, familyParamPrefix):
@@ -156,7 +163,3 @@ func parseParams(names []string) ([]param, error) {
 	}
 	return out, nil
 }
-
-// hostUnitMs is the host time that the optimiser moves as far as a factor
-// e of a scale.
-const hostUnitMs = 2

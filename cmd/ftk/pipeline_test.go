@@ -99,11 +99,9 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}
 
 	// validate calibrate re-simulates bundle runs: "measure" the same run
-	// with a hidden host time per step and recover it (200 evaluations:
-	// 60 stopped at 1.75 ms once the device model priced the host time of
-	// multi-kernel eager ops).
+	// with a hidden host scale and recover it (200 evaluations).
 	hidden := filepath.Join(dir, "hidden.yaml")
-	if err := os.WriteFile(hidden, []byte("host_ms_per_step: 2\n"), 0o644); err != nil {
+	if err := os.WriteFile(hidden, []byte("host_scale: 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	simArgs := func(out string, extra ...string) []string {
@@ -114,13 +112,13 @@ func TestPipelineEndToEnd(t *testing.T) {
 	step("simulate measured", simArgs(filepath.Join(dir, "runs", "meas", "tiny__fixed__r1"), "--calibration", hidden)...)
 	cal := filepath.Join(dir, "calibration.yaml")
 	out = step("calibrate", "validate", "calibrate", "--measured", filepath.Join(dir, "runs", "meas"),
-		"--simulated", filepath.Join(dir, "runs", "sim"), "--fit-workloads", "fixed", "--params", "host_ms_per_step", "--max-evaluations", "200", "-o", cal)
+		"--simulated", filepath.Join(dir, "runs", "sim"), "--fit-workloads", "fixed", "--params", "host_scale", "--max-evaluations", "200", "-o", cal)
 	c, err := cost.LoadCalibration(cal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(c.HostMsPerStep-2) > 0.2 {
-		t.Errorf("calibrated host time %.3f ms per step, injected 2 ms:\n%s", c.HostMsPerStep, out)
+	if math.Abs(math.Log(c.HostScale/4)) > math.Log(1.25) {
+		t.Errorf("calibrated host scale x%.3f, injected x4:\n%s", c.HostScale, out)
 	}
 }
 

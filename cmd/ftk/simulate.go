@@ -37,7 +37,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "clients", Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
 		&cli.FloatFlag{Name: "think-time", Usage: "closed loop: clients' mean think time between a reply and the session's next turn, seconds (exponential)"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (default: the built-in roofline device model)"},
-		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_ms_per_step, host_speed, issue_scale, family_scale) from 'ftk validate calibrate'"},
+		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_scale, host_speed, issue_scale, family_scale; host_ms_per_step by hand) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
 		&cli.StringFlag{Name: "chrome-trace", Usage: "write a Chrome trace (chrome://tracing, Perfetto) of the run to this file"},
 		&cli.IntFlag{Name: "max-num-batched-tokens", Value: def.Engine.MaxNumBatchedTokens, Usage: "token budget of one engine step"},

@@ -150,25 +150,28 @@ Examples:
 func validateCalibrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "calibrate",
-		Usage:     "fit global corrections (host time per step, host speed, per-kind issue and per-family scales) to measured runs",
+		Usage:     "fit global corrections (host scale, host speed, per-kind issue and per-family scales) to measured runs",
 		ArgsUsage: " ",
 		Description: `Runs the simulations again (from their output directories: same configuration, same
 requests) with candidate corrections and fits them to the measured runs, minimising the
 MAPE of the metrics (rounds of CMA-ES and Nelder-Mead, seeded: the same inputs give the
 same file).
-Corrections: host_ms_per_step (host time added to every engine step), host_speed (a
-factor on every host issue cost of the forward pass), issue_scale.aten / custom / triton /
+Corrections: host_scale (a factor on the modelled host time of every engine step:
+scheduling, input preparation, sampling, output processing), host_speed (a factor on
+every host issue cost of the forward pass), issue_scale.aten / custom / triton /
 attention / collective (the issue cost of one kernel kind), family_scale.linear_op /
 attention / moe / collective (device time of an operator family). Each is first probed on
-the fitted runs (a factor at x1.5 and /1.5, the host time at 1 ms) and fitted only when the
-runs identify it: it moves their metrics evenly both ways (not a host cost hidden behind
+the fitted runs (a factor at x1.5 and /1.5, the host scale at x4 and x7) and fitted only
+when the runs identify it: it moves their metrics evenly (not a host cost hidden behind
 the GPU until raised, nor steps reshuffled), and by at least 10% beyond what the coarser
-corrections already fitted do (order: host time, family scales, host speed, issue
+corrections already fitted do (order: host scale, family scales, host speed, issue
 scales; VIF at most 10). The others keep their start and stay out of the file; the
-report says why for each. Weak prior: fitted factors stay near 1 unless the runs say
-otherwise (1 MAPE point x ln(ratio)^2: a scale of 1.25 costs 0.05 points). In eager
-runs host_ms_per_step and host_speed both lengthen host-bound steps and can trade off:
-fit one of them (--params) when the held-out column is much worse than the fit column.
+report says why for each. The search runs in coordinates whitened by the probed slopes,
+so overlapping corrections do not trap it in a narrow valley. Weak prior: fitted factors
+stay near 1 unless the runs say otherwise (1 MAPE point x ln(ratio)^2: a scale of 1.25
+costs 0.05 points; the host scale is free within x10 either way). In eager runs the
+host scale is a few percent of a host-bound step and only loosely pinned next to
+host_speed: runs of the same host with CUDA graphs pin it.
 
 Split: by default leave one workload out (one fit per workload without it, whose error
 on it is the held-out column, then a final fit on all workloads, written to -o);
@@ -179,7 +182,7 @@ The calibration YAML is what 'ftk simulate --calibration FILE' reads.
 
 Examples:
   ftk validate calibrate --measured bench/ --simulated sim/ -o calibration.yaml
-  ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_ms_per_step,linear_op -o cal.yaml
+  ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_scale,linear_op -o cal.yaml
   ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_code.csv --calibration cal.yaml -o sim2`,
 		Flags: append(runInputFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "calibration YAML to write (required)"},

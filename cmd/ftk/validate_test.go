@@ -245,13 +245,13 @@ func TestValidateBadInput(t *testing.T) {
 	}
 }
 
-// TestValidateCalibrate simulates "measurements" with a known host time per
-// step, fits it back with leave-one-workload-out, and runs ftk simulate
+// TestValidateCalibrate simulates "measurements" with a known host scale,
+// fits it back with leave-one-workload-out, and runs ftk simulate
 // with the calibration file.
 func TestValidateCalibrate(t *testing.T) {
 	dir := t.TempDir()
 	truth := filepath.Join(dir, "truth.yaml")
-	if err := os.WriteFile(truth, []byte("host_ms_per_step: 2\n"), 0o644); err != nil {
+	if err := os.WriteFile(truth, []byte("host_scale: 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bench := filepath.Join(dir, "bench")
@@ -263,11 +263,11 @@ func TestValidateCalibrate(t *testing.T) {
 	}
 	cal := filepath.Join(dir, "cal.yaml")
 	out, errOut, code := ftk(t, "validate", "calibrate", "-m", bench, "-s", filepath.Join(dir, "sim"),
-		"--params", "host_ms_per_step", "--max-evaluations", "60", "-o", cal)
+		"--params", "host_scale", "--max-evaluations", "60", "-o", cal)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"Leave one workload out", "APE HELD OUT", "host_ms_per_step"} {
+	for _, want := range []string{"Leave one workload out", "APE HELD OUT", "host_scale"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -276,15 +276,15 @@ func TestValidateCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(c.HostMsPerStep-2) > 0.2 || len(c.FamilyScale) != 0 {
-		t.Errorf("fitted %+v, injected host_ms_per_step 2", c)
+	if math.Abs(math.Log(c.HostScale/4)) > math.Log(1.25) || len(c.FamilyScale) != 0 {
+		t.Errorf("fitted %+v, injected host_scale 4", c)
 	}
 	again := valSimulate(t, filepath.Join(dir, "again"), "fixed:256x64", 1, "--calibration", cal)
 	sum, err := runresult.ReadSummary(filepath.Join(again, runresult.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Config.Calibration.HostMsPerStep != c.HostMsPerStep {
+	if sum.Config.Calibration.HostScale != c.HostScale {
 		t.Errorf("simulate recorded calibration %+v, file has %+v", sum.Config.Calibration, c)
 	}
 }
