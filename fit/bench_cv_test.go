@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sync"
@@ -120,6 +121,27 @@ type cvRow struct {
 
 var cvOnce sync.Once
 
+// cvOnlyEnv names the environment variable that narrows BenchmarkCVProfiles
+// to the operators whose "profile measurement operator" it matches (a
+// regular expression), e.g. FTK_CV_ONLY='H800.* KERNEL_ONLY moe_grouped_gemm$'.
+// An operator's keys are kept or left out together (a fit pools within an
+// operator only), so every kept predictor scores as in the full run.
+const cvOnlyEnv = "FTK_CV_ONLY"
+
+// keepOps narrows ts to the operators only matches, given as "prof meas op".
+func keepOps(ts *TrainingSet, prof, meas string, only *regexp.Regexp) {
+	if only == nil {
+		return
+	}
+	var kept []OpRows
+	for _, o := range ts.Ops {
+		if only.MatchString(prof + " " + meas + " " + o.Key.Op) {
+			kept = append(kept, o)
+		}
+	}
+	ts.Ops = kept
+}
+
 // BenchmarkCVProfiles prints, for every real profile in ../shared and each
 // of its measurement types, the 5-fold CV MAPE of every predictor on all
 // rows (nothing dropped; folds group a shape's repeats) for ftk's whole fit
@@ -138,6 +160,14 @@ func cvProfiles(b *testing.B) {
 	if py == "" {
 		fmt.Println("sklearn: not importable by python3 (apt-get install python3-sklearn): ftk column only")
 	}
+	var only *regexp.Regexp
+	if v := os.Getenv(cvOnlyEnv); v != "" {
+		var err error
+		if only, err = regexp.Compile(v); err != nil {
+			b.Fatalf("%s=%q: %v (give a Go regular expression)", cvOnlyEnv, v, err)
+		}
+		fmt.Printf("%s=%q: only the operators it matches\n", cvOnlyEnv, v)
+	}
 	var table []cvRow
 	start := time.Now()
 	for _, prof := range realProfiles {
@@ -146,6 +176,9 @@ func cvProfiles(b *testing.B) {
 			ts, err := FromDataset(ds, meas)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if keepOps(ts, prof, meas, only); len(ts.Ops) == 0 {
+				continue
 			}
 			rows, folds := outerFolds(ts, k, 1)
 			pred, err := nestedFit(ts, rows, folds, k, Options{Seed: 1})
