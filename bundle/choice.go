@@ -112,6 +112,13 @@ type ConditionChoice struct {
 	// (ExtrapolateFallback or ExtrapolateEdge), chosen by CV over the
 	// rows of all its keys.
 	Extrapolation string `json:"extrapolation"`
+	// FewShapeKeys is the number of keys with too few shapes for a holdout
+	// (fewer than 2 x min shapes); FewShapesModel the model they all take
+	// (own_forest, pooled or fallback, with the forest candidate they share),
+	// chosen by CV over their rows together; "" when fewer than two keys
+	// decide together and each took its least CV error.
+	FewShapeKeys   int    `json:"few_shape_keys"`
+	FewShapesModel string `json:"few_shapes_model"`
 }
 
 // Repeats describes the repeated measurements of one predictor's shapes:

@@ -141,8 +141,8 @@ func TestPredictionsMonotoneBeyondDomain(t *testing.T) {
 // validation over all the operator's keys picks the edge value beyond the
 // domain (one extrapolation per operator: a 7-shape key has two edge shapes
 // to decide on alone); every key records both extrapolations' CV error,
-// takes the least CV error with the operator's one, and its predictor
-// answers as that says.
+// takes the least CV error with the operator's one among the models of the
+// kind its few-shape keys share, and its predictor answers as that says.
 func TestExtrapolationChosenByCV(t *testing.T) {
 	ds := loadProfiles(t, "frontier-h800/Qwen3-30B-A3B-tiny")
 	ts, err := FromDataset(ds, spec.KernelOnly)
@@ -160,8 +160,12 @@ func TestExtrapolationChosenByCV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := b.Meta().Conditions; len(c) != 1 || c[0].Extrapolation != bundle.ExtrapolateEdge {
+	c := b.Meta().Conditions
+	if len(c) != 1 || c[0].Extrapolation != bundle.ExtrapolateEdge {
 		t.Fatalf("conditions %+v: want the operator's extrapolation, edge", c)
+	}
+	if c[0].FewShapeKeys != len(b.Keys()) || c[0].FewShapesModel == "" {
+		t.Fatalf("conditions %+v: want all %d keys (7 shapes each) to share a kind of model", c[0], len(b.Keys()))
 	}
 	edge := 0
 	for _, k := range b.Keys() {
@@ -171,7 +175,7 @@ func TestExtrapolationChosenByCV(t *testing.T) {
 		best := math.Inf(1)
 		for _, c := range m.Choices {
 			modes[c.Extrapolation] = true
-			if c.Extrapolation == m.Extrapolation {
+			if c.Extrapolation == m.Extrapolation && c.Model == b.Meta().Conditions[0].FewShapesModel {
 				best = math.Min(best, c.CVMAPE)
 			}
 		}
@@ -179,7 +183,7 @@ func TestExtrapolationChosenByCV(t *testing.T) {
 			t.Errorf("%s: choices %+v lack an extrapolation", k, m.Choices)
 		}
 		if m.Extrapolation != b.Meta().Conditions[0].Extrapolation || m.CV.MAPE != best {
-			t.Errorf("%s: %s/%s with CV %.3f%%; want the operator's extrapolation and the least CV error with it (%.3f%%)", k, m.Model, m.Extrapolation, m.CV.MAPE, best)
+			t.Errorf("%s: %s/%s with CV %.3f%%; want the operator's extrapolation and the least CV error of its shared kind (%.3f%%)", k, m.Model, m.Extrapolation, m.CV.MAPE, best)
 		}
 		dom := p.Domain()
 		in := []float64{dom[0].Max, dom[1].Max}

@@ -32,12 +32,16 @@ type keyFit struct {
 	k           int
 	// ownBy is the best own-forest candidate per extrapolation
 	// (extrapolations order) and ownPredBy its out-of-fold predictions on
-	// train (nil when the key is too thin); own the one chosen. fbPred is
+	// train (nil when the key is too thin); own the one chosen. candPred
+	// holds every candidate's out-of-fold predictions (candidates order,
+	// then extrapolations order) for the operator's few-shape keys to
+	// decide on together (fewshapes.go). fbPred is
 	// the fallback's, one slice per extrapolation; foldFits what a
 	// predictor trained outside each fold knows besides its forest.
 	ownBy     []*bundle.SearchResult
 	ownPredBy [][]float64
 	own       *bundle.SearchResult
+	candPred  [][][]float64
 	fbPred    [][]float64
 	foldFits  []foldFit
 	// zero: every row took 0 ms; final is the chosen model.
@@ -141,6 +145,7 @@ func (kf *keyFit) searchOwn(opt Options) error {
 		if err != nil {
 			return err
 		}
+		kf.candPred = append(kf.candPred, pred)
 		for e, mode := range extrapolations {
 			c := c
 			c.Extrapolation, c.CVMAPE = mode, errorStats(pred[e], kf.train).MAPE

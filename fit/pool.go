@@ -209,8 +209,12 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 	// One extrapolation for the operator: which answers beyond a sweep's
 	// edge better is the kernel's physics against its fallback's, and a
 	// thin key (7 shapes: 2 edge shapes in CV) cannot tell on its own.
+	few := fewShapeKeys(fam, opt)
+	choice.FewShapeKeys = len(few)
+	sharedCandidate(fam, few, opt)
 	mode := familyExtrapolation(fam, ppred)
 	choice.Extrapolation = mode
+	choice.FewShapesModel = sharedModel(fam, few, ppred, mode)
 	for i, kf := range fam {
 		m := kf.meta
 		// Every model with every extrapolation, with its out-of-fold
@@ -243,9 +247,17 @@ func fitFamily(fam []*keyFit, opt Options) (bundle.ConditionChoice, error) {
 			owns = append(owns, nil)
 		}
 		best := math.Inf(1)
-		for c, ch := range m.Choices {
-			if ch.Extrapolation == mode && ch.CVMAPE < best {
-				best, at = ch.CVMAPE, c
+		for _, shared := range []bool{true, false} {
+			if shared && (!slices.Contains(few, i) || choice.FewShapesModel == "") {
+				continue
+			}
+			for c, ch := range m.Choices {
+				if ch.Extrapolation == mode && (!shared || ch.Model == choice.FewShapesModel) && ch.CVMAPE < best {
+					best, at = ch.CVMAPE, c
+				}
+			}
+			if !math.IsInf(best, 1) {
+				break
 			}
 		}
 		kf.own = owns[at]
