@@ -2,7 +2,9 @@ package fit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -43,13 +45,39 @@ func sklearnPython() string {
 	return ""
 }
 
-// runSklearn trains the anchors' forest on the exported folds.
+// runSklearn trains the anchors' forest on the exported folds. Its answer
+// depends only on the script and the folds file (random_state=0), so it is
+// kept under the user's cache directory by their SHA-256 and read back the
+// next time the same rows and folds come: a benchmark run that changes
+// only ftk does not wait for scikit-learn again.
 func runSklearn(py, foldsCSV string) (map[string]float64, error) {
+	const script = "bench/sklearn_baseline.py"
+	h := sha256.New()
+	for _, p := range []string{script, foldsCSV} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("sklearn baseline: %w", err)
+		}
+		h.Write(data)
+	}
+	cached := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cached = filepath.Join(dir, "ftk-sklearn-baseline", hex.EncodeToString(h.Sum(nil))+".csv")
+		if data, err := os.ReadFile(cached); err == nil {
+			return readBaseline(bytes.NewReader(data))
+		}
+	}
 	var out, errb bytes.Buffer
-	cmd := exec.Command(py, "bench/sklearn_baseline.py", foldsCSV)
+	cmd := exec.Command(py, script, foldsCSV)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("sklearn baseline: %v: %s", err, errb.String())
+	}
+	if cached != "" && os.MkdirAll(filepath.Dir(cached), 0o755) == nil {
+		tmp := cached + ".tmp" + fmt.Sprint(os.Getpid())
+		if os.WriteFile(tmp, out.Bytes(), 0o644) == nil {
+			os.Rename(tmp, cached)
+		}
 	}
 	return readBaseline(&out)
 }
