@@ -199,7 +199,11 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 			rep.Folds = append(rep.Folds, f)
 			heldOutCal[w] = f.Calibration
 		}
-		if rep.Final, err = fitFold(pairs, workloads, params, opts, pc, tick); err != nil {
+		var seeds []cost.Calibration
+		for _, f := range rep.Folds {
+			seeds = append(seeds, f.Calibration)
+		}
+		if rep.Final, err = fitFold(pairs, workloads, params, opts, pc, tick, seeds...); err != nil {
 			return nil, err
 		}
 	}
