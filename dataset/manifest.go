@@ -129,6 +129,20 @@ type Input struct {
 	// nor kept extras.
 	NotIngested []string `json:"columns_not_ingested,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// KernelTraced lists, by predictor key, the samples of a CUDA_EVENT
+	// input whose rows read as kernel time from a trace (spec.KernelTraced:
+	// every sample a whole number of nanoseconds, where a CUDA event pair
+	// gives float32 milliseconds); KernelTracedRows counts those rows. They
+	// are kept as the file labels them, and lack the host gaps a CUDA_EVENT
+	// sample holds.
+	KernelTraced     []KeyCount `json:"kernel_traced,omitempty"`
+	KernelTracedRows int        `json:"kernel_traced_rows,omitempty"`
+}
+
+// KeyCount is a number of samples of one predictor key (spec.OpKey.String).
+type KeyCount struct {
+	Key     string `json:"key"`
+	Samples int    `json:"samples"`
 }
 
 // IdenticalFile is an input skipped because an earlier one (SameAs) has

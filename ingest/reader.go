@@ -52,11 +52,13 @@ type reader struct {
 	xseen      []bool            // extras with a non-blank cell in some row
 	used       []bool            // columns the family reads
 	skipped    map[[2]string]int // operator, note
+	traced     kernelTrace
 	dropped    []dropped
 	xslab      []xval     // every row's extras, len(extras) each
 	recs       [][]record // in chunks, so that growing never copies
 	nrecs      int
-	buf        []byte // scratch for condition strings
+	buf        []byte    // scratch for condition strings
+	rowMs      []float64 // the current row's timed samples (min, max), for spec.KernelTraced
 
 	// the current row
 	fields     [][]byte
@@ -293,7 +295,10 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 		if !r.readExtras() {
 			continue
 		}
+		r.rowMs = r.rowMs[:0]
+		start := r.nrecs
 		fn(r)
+		r.traceRow(start)
 		if r.kept > 0 {
 			in.RowsOut++
 		}
@@ -334,6 +339,9 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 	slices.SortFunc(tallies, func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) })
 	for _, what := range tallies {
 		in.Notes = append(in.Notes, fmt.Sprintf("%d %s%s", r.skipped[what], what[0], what[1]))
+	}
+	if in.Measurement == spec.CUDAEvent {
+		r.traced.report(in)
 	}
 	if in.RowsIn == 0 {
 		return nil, fail(hline, 0, "header only, no data rows (an interrupted collect, or an export of an empty table): remove the file or re-run what wrote it")

@@ -104,6 +104,7 @@ func (r *reader) stats(c statCols, op string) (stat, int) {
 			st.count = int(n)
 		}
 	}
+	r.rowMs = append(r.rowMs, st.min, st.max)
 	return st, statOK
 }
 

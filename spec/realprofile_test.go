@@ -209,14 +209,8 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 }
 
 // kernelTraced reports whether a row labelled CUDA_EVENT was in fact timed
-// from a kernel trace. cudaEventElapsedTime returns a float (CUDA Runtime
-// API), so every sample of a CUDA event pair is a float32 in milliseconds
-// (0.027615999802947 is float32(0.027616)); a kernel trace (Kineto, the
-// profilers' record_function method) gives durations in whole nanoseconds,
-// which the profilers write as decimal milliseconds (0.021888). A row
-// whose every timed sample (its .min and .max) is a whole number of
-// nanoseconds and none a float32 short of one is kernel time whatever its
-// measurement_type says. On the files in ../shared the split is clean: every
+// from a kernel trace (spec.KernelTraced, the rule ftk ingest reports such
+// rows by). On the files in ../shared the split is clean: every
 // *_kernel_only file and Vidur's mlp.csv hold whole nanoseconds, every
 // Frontier CUDA_EVENT file float32s, except the A800 file, whose
 // attention rows at TP2 (all), TP4 and TP8 (most) and whose linear rows
@@ -227,21 +221,11 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 // eager rows 4-100%) and sit below any eager launch on the file (a 3.1 us
 // rotary embedding at TP4 against 8.4 us eager at TP1).
 func kernelTraced(r realRow, ops []string) bool {
-	n := 0
+	var samplesMs []float64
 	for _, o := range ops {
-		for _, stat := range []string{".min", ".max"} {
-			v := r.num("time_stats." + o + stat)
-			if math.IsNaN(v) || v <= 0 {
-				continue
-			}
-			ns := v * 1e6
-			if math.Abs(ns-math.Round(ns)) > 1e-6 {
-				return false
-			}
-			n++
-		}
+		samplesMs = append(samplesMs, r.num("time_stats."+o+".min"), r.num("time_stats."+o+".max"))
 	}
-	return n > 0
+	return KernelTraced(samplesMs)
 }
 
 func hasCol(col map[string]int, k string) bool { _, ok := col[k]; return ok }
