@@ -173,7 +173,11 @@ func fitEventChain(pts []realPoint, arch string, cv Curves) (Curves, float64, fl
 		list = append(list, r)
 	}
 	sort.Slice(list, func(i, j int) bool {
-		return list[i].pts[0].file+string(rune(list[i].pts[0].line)) < list[j].pts[0].file+string(rune(list[j].pts[0].line))
+		a, b := list[i].pts[0], list[j].pts[0]
+		if a.file != b.file {
+			return a.file < b.file
+		}
+		return a.line < b.line
 	})
 	obj := func(x []float64) float64 {
 		for i, f := range fs {
@@ -214,9 +218,17 @@ func fitEventChain(pts []realPoint, arch string, cv Curves) (Curves, float64, fl
 				g[k].n++
 			}
 		}
+		keys := make([][2]string, 0, len(g))
+		for k := range g {
+			keys = append(keys, k)
+		}
+		// a fixed order: float sums, and so the fit, depend on it
+		sort.Slice(keys, func(i, j int) bool {
+			return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+		})
 		var s float64
-		for _, a := range g {
-			s += a.s / float64(a.n)
+		for _, k := range keys {
+			s += g[k].s / float64(g[k].n)
 		}
 		return s / float64(len(g))
 	}
