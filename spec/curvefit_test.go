@@ -156,7 +156,7 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 		}
 		f = append(f, field{&c.SmallIndexUs, false, 0.05, 5})
 	}
-	if k == ClassAct || k == ClassRope || k == ClassNorm {
+	if k == ClassAct || k == ClassRope || k == ClassNorm || k == ClassMoEShuffle {
 		if c.IterUs == 0 {
 			c.IterUs = 0.4
 		}

@@ -85,7 +85,8 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	}
 	ew := m.MoEIntermediateSize / l.MoETP()
 	ops = append(ops,
-		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: 2, Width: h, TopK: m.TopK, LocalExperts: m.NumExperts / l.EP, ElemBytes: ab},
+		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: alignKernels(l.EP), Width: h, TopK: m.TopK,
+			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, ElemBytes: ab},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
 			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE})
 	if m.SharedExperts > 0 {
@@ -153,8 +154,10 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		t := x[0]
 		return 4 * t * float64(o.Width), 4 * t * float64(o.Width+2*o.TopK)
 	case OpMoEShuffling:
-		t := x[0]
-		return 0, 2 * eb * t * float64(o.TopK*o.Width)
+		// moe_align_block_size reads the int32 expert id of every
+		// token-expert pair and writes its sorted index (moealign.go):
+		// no hidden states move.
+		return 0, 8 * x[0] * float64(o.TopK)
 	case OpMoEGroupedGEMM:
 		// The kernel streams the weights of every expert that has tokens.
 		// Profiles assign tokens round-robin (min(experts, r) experts

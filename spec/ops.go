@@ -114,8 +114,11 @@ type Op struct {
 	Width int
 	// Attention heads and head size on this GPU (attention ops).
 	QHeads, KVHeads, HeadDim int
-	// MoE: experts on this GPU, top-k, and the per-GPU expert width.
+	// MoE: experts on this GPU, top-k, and the per-GPU expert width;
+	// Experts is the layer's routed experts on all GPUs (moe_shuffling:
+	// vLLM aligns the global expert ids, moealign.go).
 	LocalExperts, TopK, ExpertWidth int
+	Experts                         int
 	// Workers is the group size of a collective; CrossNode says the group
 	// spans nodes (one device per node), so it runs over the network.
 	Workers   int
