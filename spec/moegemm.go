@@ -45,6 +45,61 @@ func fusedMoEBlockM(tokens, experts float64) float64 {
 	return 64
 }
 
+// fusedMoEBlockK is BLOCK_SIZE_K of the same default config: 64 when
+// tokens <= experts (with BLOCK_SIZE_M 16), else 32 (with BLOCK_SIZE_M 64)
+// (get_default_config, as above).
+func fusedMoEBlockK(tokens, experts float64) float64 {
+	if tokens <= experts {
+		return 64
+	}
+	return 32
+}
+
+// fusedMoEKLoop is the serial iterations of one program's K loop over the
+// two fused_moe_kernel launches of the grouped GEMM at x (the gate/up GEMM
+// over the hidden size, the down GEMM over the expert width), in
+// BLOCK_SIZE_K steps; 0 for an op that is not the Triton grouped GEMM.
+// Each iteration loads a tile of A and of the expert's weights and waits
+// for it before its MMA: with few tokens the programs are few and short of
+// work, and this chain, not bandwidth, sets the kernel's time. On the H800
+// profiles (Frontier, 16 experts, default configs) it shows as a step of
+// 4-5 us (Qwen3-30B-A3B-tiny, hidden 2,048) and 10-12 us (Phi-tiny-MoE,
+// hidden 4,096) where the tokens first exceed the local experts and
+// BLOCK_SIZE_K halves, alike at TP1-8 (expert widths 56-768) and at EP2-8
+// whatever the tokens each rank receives.
+func fusedMoEKLoop(o *Op, x []float64) float64 {
+	if o.Name != OpMoEGroupedGEMM || o.CutlassMoE || len(x) == 0 || x[0] <= 0 {
+		return 0
+	}
+	bk := fusedMoEBlockK(o.batchTokens(x), float64(max(o.LocalExperts, 1)))
+	return math.Ceil(float64(o.K)/bk) + math.Ceil(float64(o.ExpertWidth)/bk)
+}
+
+// BatchTokensFeature is the index of an optional feature of the grouped
+// GEMM after ActiveExpertsFeature: the tokens of the batch on every EP
+// rank (a profile row's num_tokens), which picks vLLM's config; 0 or
+// absent: estimated from the routed rows (batchTokens). Fitted predictors
+// never see it.
+const BatchTokensFeature = 3
+
+// batchTokens is the tokens of the batch whose routed rows x[0] are on this
+// rank: the M vLLM picks its config by (the hidden states' rows, on every
+// EP rank alike). Unless x[BatchTokensFeature] gives it, the ranks are
+// taken to share the token-expert pairs evenly: x[0] x EP / top-k, EP
+// being Experts / LocalExperts (1 when Experts is unset). A profile's
+// whole routed counts make that coarse at a few tokens (Phi-tiny-MoE at
+// EP8: 1 routed row for 2 and for 4 tokens).
+func (o *Op) batchTokens(x []float64) float64 {
+	if len(x) > BatchTokensFeature && x[BatchTokensFeature] > 0 {
+		return x[BatchTokensFeature]
+	}
+	ep := 1.0
+	if o.Experts > 0 && o.LocalExperts > 0 {
+		ep = float64(o.Experts) / float64(o.LocalExperts)
+	}
+	return x[0] * ep / float64(max(o.TopK, 1))
+}
+
 // groupedGEMMEfficiency is the fraction of the roof the grouped GEMM
 // reaches for features x with overheadRows the per-expert overhead in
 // token rows (the formula above).
@@ -55,8 +110,7 @@ func groupedGEMMEfficiency(o *Op, x []float64, overheadRows float64) float64 {
 	}
 	active := o.activeExperts(x)
 	m := r / active
-	tokens := r / float64(max(o.TopK, 1))
-	bm := fusedMoEBlockM(tokens, float64(max(o.LocalExperts, 1)))
+	bm := fusedMoEBlockM(o.batchTokens(x), float64(max(o.LocalExperts, 1)))
 	return m / (bm*math.Ceil(m/bm) + overheadRows)
 }
 

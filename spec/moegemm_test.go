@@ -107,3 +107,54 @@ func TestFusedMoEAgainstPublished(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedMoEKLoopRealRows holds the grouped GEMM's K-loop chain
+// (fusedMoEKLoop) to the H800 rows where the batch first exceeds the local
+// experts (EP8: 2 of 16 experts) and vLLM's default config halves
+// BLOCK_SIZE_K: the time steps by the added iterations over the hidden
+// size (Phi-tiny-MoE 4,096: 17.8 -> 28.9 us; Qwen3-30B-A3B-tiny 2,048:
+// 12.8 -> 17.2 us, TP8), while the rank's own rows barely change (1 and
+// 1, 2 and 6).
+func TestFusedMoEKLoopRealRows(t *testing.T) {
+	pts := loadRealPoints(t)
+	for _, tc := range []struct {
+		file  string
+		line  int
+		iters float64
+	}{
+		{"frontier-h800/Phi-tiny-MoE-instruct/moe_kernel_only.csv", 77, 64 + 1},   // 2 tokens: BLOCK_SIZE_K 64
+		{"frontier-h800/Phi-tiny-MoE-instruct/moe_kernel_only.csv", 141, 128 + 2}, // 4 tokens: 32
+		{"frontier-h800/Qwen3-30B-A3B-tiny/moe_kernel_only.csv", 77, 32 + 2},
+		{"frontier-h800/Qwen3-30B-A3B-tiny/moe_kernel_only.csv", 141, 64 + 3},
+	} {
+		var found bool
+		for _, p := range pts {
+			if p.file != tc.file || p.line != tc.line || p.op.Name != OpMoEGroupedGEMM {
+				continue
+			}
+			found = true
+			if got := fusedMoEKLoop(&p.op, p.x); got != tc.iters {
+				t.Errorf("%s:%d: %v K iterations, want %v", tc.file, tc.line, got, tc.iters)
+			}
+			d, err := LookupDevice(p.device)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := predictPoint(d, p, nil)
+			if e := math.Abs(got-p.ms) / p.ms; e > 0.15 {
+				t.Errorf("%s:%d: model %.1f us, measured %.1f us (%.0f%% off, bound 15%%)", tc.file, tc.line, got*1e3, p.ms*1e3, 100*e)
+			}
+		}
+		if !found {
+			t.Errorf("%s:%d has no moe_grouped_gemm point", tc.file, tc.line)
+		}
+	}
+	// Without the batch's tokens the rank's routed rows stand for them
+	// (x EP / top-k): exact for the simulator's mean routing.
+	o := Op{Name: OpMoEGroupedGEMM, K: 2048, ExpertWidth: 768, LocalExperts: 16, Experts: 128, TopK: 8}
+	for _, tc := range []struct{ routed, iters float64 }{{16, 32 + 12}, {17, 64 + 24}} {
+		if got := fusedMoEKLoop(&o, []float64{tc.routed, 1}); got != tc.iters {
+			t.Errorf("%v routed rows of 16 local experts at EP8: %v K iterations, want %v", tc.routed, got, tc.iters)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: alignKernels(l.EP), Width: h, TopK: m.TopK,
 			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, ElemBytes: ab},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
-			LocalExperts: m.NumExperts / l.EP, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE})
+			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE})
 	if m.SharedExperts > 0 {
 		sw := m.SharedExpertIntermediateSize
 		if sw == 0 {

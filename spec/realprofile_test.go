@@ -375,7 +375,7 @@ func moeRow(r realRow, base realPoint) []realPoint {
 	add(OpMoERoutingTopK, t)
 	add(OpMoEShuffling, t)
 	routed := r.num("total_routed_tokens")
-	add(OpMoEGroupedGEMM, routed, math.Round(r.num("tokens_per_expert_avg")*r.num("max_load_ratio")))
+	add(OpMoEGroupedGEMM, routed, math.Round(r.num("tokens_per_expert_avg")*r.num("max_load_ratio")), 0, t)
 	return pts
 }
 

@@ -103,6 +103,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}
+	if iters := fusedMoEKLoop(o, x); c.IterUs > 0 && iters > 0 {
+		memUs = math.Max(memUs, iters*c.IterUs)
+	}
 	if iters, extra := alignLoop(o, x); c.IterUs > 0 && iters > 0 {
 		floorUs += float64(extra) * c.FloorUs
 		memUs = math.Max(memUs, iters*c.IterUs)
