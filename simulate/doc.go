@@ -21,7 +21,9 @@
 //     breakdown by component (cost.StepCost). Package cost implements it
 //     (operators, predictors, roofline, launch, host, MoE, collectives);
 //     the engine sees only the interface. With async scheduling the engine
-//     hides host time behind the forward pass before it (StepCost.WallMs).
+//     hides host time behind the forward pass before it (StepCost.WallMs)
+//     and, like vLLM's batch queue, runs a request that arrives while a
+//     batch is in flight one batch later (engine.Admit).
 //   - Router spreads arriving requests over replicas; Source yields the
 //     arrivals one at a time, so a trace of any length runs in bounded memory.
 //     A FeedbackSource (closed-loop clients) is also told of every

@@ -91,6 +91,9 @@ type engine struct {
 	group      *lockstep
 	dummySteps int64
 	syncWaitMs float64
+	// pending holds requests that arrived while a batch was in flight
+	// under async scheduling (see Admit); reused between steps.
+	pending []spec.Request
 }
 
 // engineParts are what an engine is built from.
@@ -131,9 +134,34 @@ func newEngine(loop *Loop, p engineParts) *engine {
 
 // Admit queues an arriving request. When the engine can start a batch now,
 // a step is scheduled for now, after every arrival at this time.
+//
+// With async scheduling a request that arrives while a batch is in flight
+// waits one batch more: vLLM's engine core (v1/engine/core.py,
+// step_with_batch_queue, batch queue of 2) schedules batch n+1 as soon as
+// batch n is submitted and only then blocks on batch n; new requests are
+// added to the scheduler between those blocking waits (run_busy_loop,
+// _process_input_queue), so one arriving during batch n joins batch n+2,
+// which starts when n+1 ends. Without async scheduling it joins n+1.
 func (e *engine) Admit(nowS float64, q *spec.Request) {
+	if e.async && e.pp == 1 && e.group == nil && e.inflight > 0 {
+		e.pending = append(e.pending, *q)
+		return
+	}
 	e.sched.admit(q)
 	e.kick(nowS)
+}
+
+// releasePending hands the requests held by Admit to the scheduler,
+// reporting whether there were any.
+func (e *engine) releasePending() bool {
+	if len(e.pending) == 0 {
+		return false
+	}
+	for i := range e.pending {
+		e.sched.admit(&e.pending[i])
+	}
+	e.pending = e.pending[:0]
+	return true
 }
 
 // kick schedules a step for now when the engine can start a batch now and
@@ -178,7 +206,16 @@ func (e *engine) tryStep(nowS float64) {
 		slot++
 	}
 	b := &e.batches[slot]
-	if !e.sched.schedule(b, &e.shape) {
+	// Under async scheduling (Admit) this batch was chosen while the one
+	// that just ended ran, before the requests pending now had been added;
+	// when that left nothing to run, vLLM had no batch queued and
+	// schedules them at once. They join the scheduler for the next batch.
+	ok := e.sched.schedule(b, &e.shape)
+	if !ok && e.releasePending() {
+		ok = e.sched.schedule(b, &e.shape)
+	}
+	e.releasePending()
+	if !ok {
 		return
 	}
 	e.busy[slot] = true
@@ -217,7 +254,7 @@ func (e *engine) observe(b *batch, startS, endS float64) {
 	r.Tokens, r.Seqs = b.tokens, len(b.entries)
 	r.PrefillTokens, r.PrefillSeqs, r.DecodeSeqs, r.Preempted = b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted
 	r.KVBlocksUsed, r.KVBlocksTotal = e.sched.usedBlocks(), e.sched.totalBlocks
-	r.Running, r.Waiting = len(e.sched.running), e.sched.waiting.len()+e.sched.ready.len()
+	r.Running, r.Waiting = len(e.sched.running), e.sched.waiting.len()+e.sched.ready.len()+len(e.pending)
 	e.observer.ObserveStep(r)
 }
 
