@@ -90,6 +90,10 @@ func archCurves(arch string) Curves {
 // shuffle (vLLM's moe_align_block_size counting loop, moealign.go) and of
 // the grouped GEMM (its K loop, moegemm.go).
 //
+// Qwen3's Q/K norms and their input copies, timed with the QKV
+// projection, are priced by the norm and copy classes (qknorm.go), not as
+// GEMM floors.
+//
 // The host terms of the linear ops (embedding, norms, projections, rope,
 // activation, add) and EventGapUs are fitted jointly (fitEventChain) on
 // the H800 CUDA_EVENT linear rows read as the profiler runs them, op after

@@ -43,9 +43,14 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	if m.QKNorm {
 		qkvKernels = 3 // projection, q norm, k norm
 	}
+	qkv := lin(OpAttnPreProj, h, (qh+2*kvh)*hd, qkvKernels)
+	if m.QKNorm {
+		// The norms run per head (qknorm.go).
+		qkv.QHeads, qkv.KVHeads, qkv.HeadDim = qh, kvh, hd
+	}
 	ops := []Op{
 		elem(OpInputLayernorm, h, 1),
-		lin(OpAttnPreProj, h, (qh+2*kvh)*hd, qkvKernels),
+		qkv,
 		elem(OpAttnRope, (qh+kvh)*hd, 1),
 		// The reshapes are views: no kernel (their KERNEL_ONLY profiles
 		// time 0 in the H800 files).

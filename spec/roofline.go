@@ -65,6 +65,10 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		c = d.Curves.CustomAllReduce
 	}
 	floorUs := float64(o.Kernels) * c.FloorUs
+	qkNormUs := 0.0
+	if o.qkNorm() {
+		floorUs, qkNormUs = c.FloorUs, r.qkNormUs(o, x)
+	}
 	if o.Family == FamilyCollective {
 		if o.CrossNode && c.NetFloorUs > 0 {
 			floorUs = float64(o.Kernels) * c.NetFloorUs
@@ -116,7 +120,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		resident := float64(d.SMs) * math.Floor(maxThreadsPerSM/threads)
 		memUs = math.Max(memUs, math.Ceil(x[0]/resident)*iters*c.IterUs)
 	}
-	return (floorUs + math.Max(computeUs, memUs)) / 1e3
+	return (floorUs + qkNormUs + math.Max(computeUs, memUs)) / 1e3
 }
 
 // maxThreadsPerSM is the resident threads of one SM on Ampere (sm_80) and

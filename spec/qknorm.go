@@ -1,0 +1,46 @@
+package spec
+
+// Qwen3's Q/K norms: vLLM's Qwen3Attention splits the QKV projection's
+// output into q, k and v, views q as [tokens, heads, head_dim] and runs
+// its RMSNorm over each head (vllm/model_executor/models/qwen3.py,
+// q_norm/k_norm), then the same for k. The profiles (Frontier's) time both
+// norms with the projection (OpAttnPreProj with three kernels). The q and
+// k slices of the projection's output are strided once there are two
+// tokens or more, and the norm's input is made contiguous first: one copy
+// kernel each. On the H800 Qwen3-30B-A3B-tiny KERNEL_ONLY rows the
+// operator steps from 9.1 to 14.0-14.5 us between 1 and 2 tokens at every
+// shape (TP8 and TP1), about two copy kernels' floors; the steps after it
+// are gradual.
+//
+// They are priced by their own classes rather than as GEMM floors: each
+// norm as the norm class's kernel over tokens x heads rows of head_dim
+// (vLLM's rms_norm kernel takes the rows of the flattened input), each
+// copy as the copy class's kernel over the slice (read and written once).
+
+// qkNorm reports whether o is a QKV projection with Q/K norms whose heads
+// are known (LayerOps sets them).
+func (o *Op) qkNorm() bool {
+	return o.Name == OpAttnPreProj && o.Kernels == 3 && o.HeadDim > 0 && o.QHeads > 0
+}
+
+// qkNormUs is the GPU time, in microseconds, of the Q/K norms of o and of
+// the copies that make their inputs contiguous, at features x.
+func (r Roofline) qkNormUs(o *Op, x []float64) float64 {
+	if len(x) == 0 || x[0] <= 0 {
+		return 0
+	}
+	t := x[0]
+	var us float64
+	for _, heads := range []int{o.QHeads, o.KVHeads} {
+		if heads <= 0 {
+			continue
+		}
+		norm := Op{Name: OpInputLayernorm, Family: FamilyLinear, Kernels: 1, Width: o.HeadDim, ElemBytes: o.ElemBytes}
+		us += r.KernelMs(&norm, []float64{t * float64(heads)}) * 1e3
+		if t >= 2 {
+			cp := Op{Name: OpAttnInputReshape, Family: FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: o.HeadDim, ElemBytes: o.ElemBytes}
+			us += r.KernelMs(&cp, []float64{t}) * 1e3
+		}
+	}
+	return us
+}
