@@ -91,7 +91,7 @@ func splitTTFT(rows []runresult.RequestMetrics, steps []StepRecord, async bool) 
 // TTFT of 492.94 ms, so 73.54 ms before the engine's queue. ftk's TTFT
 // splits the same way; the parts add up to TTFT, and each stays within a
 // regression guard a few points beyond today's error (README.md, "Where
-// TTFT comes from": ftk's prefill-heavy steps are priced about 1.4x fast).
+// TTFT comes from": ftk's prefill-heavy steps are priced 1.3-1.5x fast).
 func TestTTFTSplitAgainstServerMetrics(t *testing.T) {
 	var p publicPoint
 	for _, q := range publicPoints {
