@@ -339,6 +339,11 @@ func restoreModel(pm *PredictorMeta, f *Forest) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("unknown target %q: %w", pm.Target, errCorrupt)
 	}
+	switch pm.Extrapolation {
+	case "", ExtrapolateFallback, ExtrapolateEdge, ExtrapolateEdgeAbove, ExtrapolateEdgeBelow:
+	default:
+		return nil, fmt.Errorf("unknown extrapolation %q: %w", pm.Extrapolation, errCorrupt)
+	}
 	fb := pm.Fallback
 	switch {
 	case fb.Basis == BasisWork && fb.Op == nil,

@@ -35,6 +35,15 @@ const (
 	// point, as a plain random forest does: for a kernel whose time steps
 	// with tile counts rather than growing with the work.
 	ExtrapolateEdge = "edge"
+	// ExtrapolateEdgeAbove answers the edge value above the domain and
+	// adds the fallback's increment below it: for a kernel whose time
+	// levels off past the sweep's top (a fused-MoE GEMM once every expert
+	// has tokens) but falls with the work below its bottom.
+	ExtrapolateEdgeAbove = "edge_above"
+	// ExtrapolateEdgeBelow answers the edge value below the domain and
+	// adds the fallback's increment above it: for a kernel at its launch
+	// floor at the sweep's bottom that grows with the work past its top.
+	ExtrapolateEdgeBelow = "edge_below"
 )
 
 // Repeat policies: what fit trains on when a shape was measured more than
@@ -109,8 +118,8 @@ type ConditionChoice struct {
 	Pooled     int      `json:"pooled"`
 	Fallback   int      `json:"fallback"`
 	// Extrapolation is the operator's answer beyond every key's domain
-	// (ExtrapolateFallback or ExtrapolateEdge), chosen by CV over the
-	// rows of all its keys.
+	// (an Extrapolate constant), chosen by CV over the rows of all its
+	// keys.
 	Extrapolation string `json:"extrapolation"`
 	// FewShapeKeys is the number of keys with too few shapes for a holdout
 	// (fewer than 2 x min shapes); FewShapesModel the model they all take

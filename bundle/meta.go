@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"
@@ -80,8 +80,8 @@ type PredictorMeta struct {
 	Model   string        `json:"model"`
 	Note    string        `json:"note,omitempty"`
 	Choices []ModelChoice `json:"model_choices"`
-	// Extrapolation is what answers beyond the domain (ExtrapolateFallback
-	// or ExtrapolateEdge), chosen with Model.
+	// Extrapolation is what answers beyond the domain (an Extrapolate
+	// constant), chosen with Model.
 	Extrapolation string `json:"extrapolation"`
 	// Pooled describes the pooled forest when Model is ModelPooled.
 	Pooled *Pooled `json:"pooled,omitempty"`

@@ -17,7 +17,9 @@ import (
 // predictor returns the prediction at the nearest in-domain point plus the
 // physical fallback's increment from there to the query: continuous at the
 // domain edge and growing with the physics beyond it; with ExtrapolateEdge
-// the edge value itself. Every such query is counted (Extrapolated).
+// the edge value itself; ExtrapolateEdgeAbove and ExtrapolateEdgeBelow
+// answer the edge value on one side of the domain and add the increment on
+// the other (EdgeSides). Every such query is counted (Extrapolated).
 type Predictor struct {
 	meta *PredictorMeta
 	m    *Model
@@ -27,13 +29,13 @@ type Predictor struct {
 	d     int
 	lo    [MaxFeatures]float64
 	hi    [MaxFeatures]float64
-	edge  bool
+	mode  string
 	extra atomic.Int64
 }
 
 // NewPredictor is the predictor of meta answering from model m.
 func NewPredictor(meta *PredictorMeta, m *Model) *Predictor {
-	p := &Predictor{meta: meta, m: m, d: len(meta.Domain), edge: meta.Extrapolation == ExtrapolateEdge}
+	p := &Predictor{meta: meta, m: m, d: len(meta.Domain), mode: meta.Extrapolation}
 	for i, fd := range meta.Domain {
 		p.lo[i], p.hi[i] = fd.Min, fd.Max
 	}
@@ -90,11 +92,11 @@ func (p *Predictor) PredictMs(x []float64) float64 {
 }
 
 // mode is the predictor's extrapolation.
-func (p *Predictor) mode() string {
-	if p.edge {
-		return ExtrapolateEdge
+func (p *Predictor) extrapolation() string {
+	if p.mode == "" {
+		return ExtrapolateFallback
 	}
-	return ExtrapolateFallback
+	return p.mode
 }
 
 // InDomain reports whether x lies inside the sampled domain (no counting).
@@ -125,23 +127,37 @@ func (p *Predictor) FallbackMs(x []float64) float64 { return p.m.fb.PredictMs(x)
 // (a report on training rows is not a simulation).
 func (p *Predictor) PredictUncounted(x []float64) float64 {
 	m := p.Model()
-	return Within(x, p.lo[:len(x)], p.hi[:len(x)], p.mode(), m.fb, m.floorMs, m.Predict)
+	return Within(x, p.lo[:len(x)], p.hi[:len(x)], p.extrapolation(), m.fb, m.floorMs, m.Predict)
 }
 
 // PredictWithin is the prediction at x of a predictor whose domain is
 // [lo, hi] per feature, extrapolating beyond it as mode says
-// (ExtrapolateFallback or ExtrapolateEdge): what a Predictor with that
+// (an Extrapolate constant): what a Predictor with that
 // domain and mode answers, for scoring a model before its predictor
 // exists.
 func (m *Model) PredictWithin(x, lo, hi []float64, mode string) float64 {
 	return Within(x, lo, hi, mode, m.fb, m.floorMs, m.Predict)
 }
 
+// EdgeSides reports on which sides of the domain an extrapolation answers
+// the edge value (the others add the fallback's increment).
+func EdgeSides(mode string) (below, above bool) {
+	switch mode {
+	case ExtrapolateEdge:
+		return true, true
+	case ExtrapolateEdgeAbove:
+		return false, true
+	case ExtrapolateEdgeBelow:
+		return true, false
+	}
+	return false, false
+}
+
 // Within answers x as a Predictor with domain [lo, hi] would when predict
 // answers inside that domain and fb is its fallback (floorMs the least it
 // extrapolates to): predict(x) inside; outside, predict at the nearest
-// in-domain point, plus fb's increment from there unless mode is
-// ExtrapolateEdge. An empty domain (lo nil) is no domain: predict(x).
+// in-domain point, plus fb's increment from there to x on the sides
+// where mode does not answer the edge value (EdgeSides). An empty domain (lo nil) is no domain: predict(x).
 func Within(x, lo, hi []float64, mode string, fb *Fallback, floorMs float64, predict func([]float64) float64) float64 {
 	if lo == nil {
 		return predict(x)
@@ -156,14 +172,29 @@ func Within(x, lo, hi []float64, mode string, fb *Fallback, floorMs float64, pre
 		return predict(x)
 	}
 	at := predict(xc[:len(x)])
-	if mode == ExtrapolateEdge || fb == nil {
+	if fb == nil {
 		return math.Max(at, floorMs)
 	}
-	inc := fb.PredictMs(x) - fb.PredictMs(xc[:len(x)])
+	// The fallback's increment runs to xe: x on the sides the mode
+	// extrapolates by the fallback, the edge on the others.
+	edgeBelow, edgeAbove := EdgeSides(mode)
+	var xe [MaxFeatures]float64
+	up, down := false, false
+	for i, v := range x {
+		xe[i] = xc[i]
+		if (v < lo[i] && !edgeBelow) || (v > hi[i] && !edgeAbove) {
+			xe[i] = v
+			up, down = up || v > hi[i], down || v < lo[i]
+		}
+	}
+	if !up && !down {
+		return math.Max(at, floorMs)
+	}
+	inc := fb.PredictMs(xe[:len(x)]) - fb.PredictMs(xc[:len(x)])
 	switch {
-	case above && !below:
+	case up && !down:
 		inc = math.Max(inc, 0)
-	case below && !above:
+	case down && !up:
 		inc = math.Min(inc, 0)
 	}
 	return math.Max(at+inc, floorMs)

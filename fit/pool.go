@@ -399,36 +399,3 @@ func specialize(f *bundle.Forest, d int, cond []float64) *bundle.Forest {
 	}
 	return out
 }
-
-// familyExtrapolation decides one extrapolation for every key of an
-// operator: the one whose best model per key, summed over the keys' rows,
-// cross-validates best.
-func familyExtrapolation(fam []*keyFit, ppred [][][]float64) string {
-	best, at := math.Inf(1), 0
-	for e := range extrapolations {
-		var tot float64
-		for i, kf := range fam {
-			var preds [][]float64
-			if kf.ownPredBy != nil && kf.ownPredBy[e] != nil {
-				preds = append(preds, kf.ownPredBy[e])
-			}
-			if ppred != nil {
-				preds = append(preds, ppred[e][i])
-			}
-			preds = append(preds, kf.fbPred[e])
-			kb := math.Inf(1)
-			for _, p := range preds {
-				if v := kf.cvOf(p); v < kb {
-					kb = v
-				}
-			}
-			if !math.IsInf(kb, 1) {
-				tot += kb * float64(len(kf.train))
-			}
-		}
-		if tot < best {
-			best, at = tot, e
-		}
-	}
-	return extrapolations[at]
-}
