@@ -66,7 +66,7 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			}
 		}
 		cur := fitted.Class[c]
-		kfields := kernelFields(&cur, c, arch)
+		kfields := kernelFields(&cur, c, arch, legacyGathers(kern))
 		if crossNode(kern) {
 			if cur.NetFloorUs == 0 {
 				cur.NetFloorUs = cur.FloorUs
@@ -137,7 +137,20 @@ const (
 	maxL2Gain = 5
 )
 
-func kernelFields(c *Curve, k KernelClass, arch string) []field {
+// legacyGathers reports whether pts hold an embedding gather that PyTorch
+// before 2.8 ran with its large-index kernel: only then is
+// Curve.LegacyGatherEff fitted (without such rows it would drift along a
+// direction the error does not see).
+func legacyGathers(pts []realPoint) bool {
+	for _, p := range pts {
+		if p.legacyTorch && p.op.Name == OpEmb && p.x[0] > smallIndexMax {
+			return true
+		}
+	}
+	return false
+}
+
+func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 	f := []field{{&c.FloorUs, false, minFloorUs, maxFloorUs}}
 	// Hopper's decode profiles hold contexts of at most 96 tokens: the KV
 	// stream never dominates, so its efficiency is the public figure.
@@ -155,6 +168,9 @@ func kernelFields(c *Curve, k KernelClass, arch string) []field {
 			c.SmallIndexUs = 0.5
 		}
 		f = append(f, field{&c.SmallIndexUs, false, 0.05, 5})
+		if c.LegacyGatherEff > 0 && legacy {
+			f = append(f, field{&c.LegacyGatherEff, true, 0, maxMemEff})
+		}
 	}
 	if k == ClassAct || k == ClassRope || k == ClassNorm || k == ClassMoEShuffle || k == ClassMoEGEMM {
 		if c.IterUs == 0 {

@@ -84,7 +84,10 @@ func archCurves(arch string) Curves {
 // KernelHostUs is fitted (fitKernelHostUs) on the CUDA_EVENT rows of the
 // operators whose kernel count differs between the H800 profiles: the QKV
 // projection with and without Qwen3's Q/K norms, uniform routing at top-8
-// and top-2. SmallIndexUs (embedding) and IterUs (activation, rope, norm:
+// and top-2. SmallIndexUs and LegacyGatherEff (embedding: PyTorch's
+// small-index kernel, and its large-index kernel before 2.8, which only
+// Vidur's rows time; MemEff is the vectorised gather of PyTorch 2.8 that
+// Frontier's rows time, kernelclass.go) and IterUs (activation, rope, norm:
 // vLLM runs them one thread block per token, roofline.go) are fitted with
 // their classes' other kernel terms, and so is IterUs of the MoE
 // shuffle (vLLM's moe_align_block_size counting loop, moealign.go) and of
@@ -128,7 +131,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAct:         {FloorUs: 1.49, MemEff: 0.562, IterUs: 0.361, HostPreUs: 2.77, HostUs: 22.4},
 	ClassRope:        {FloorUs: 1.67, MemEff: 0.519, IterUs: 0.413, HostPreUs: 15.4, HostUs: 21.5},
 	ClassAdd:         {FloorUs: 2.86, MemEff: 0.92, L2ResidentMB: 12.1, HostPreUs: 28.1, HostUs: 33.2},
-	ClassEmbedding:   {FloorUs: 1.85, MemEff: 0.184, SmallIndexUs: 0.641, HostPreUs: 8.07, HostUs: 16.3},
+	ClassEmbedding:   {FloorUs: 2.19, MemEff: 0.666, SmallIndexUs: 0.611, LegacyGatherEff: 0.183, HostPreUs: 8.07, HostUs: 16.3},
 	ClassCopy:        {FloorUs: 2.2, MemEff: 0.92, HostPreUs: 10.7, HostUs: 10.1},
 	ClassAttnPrefill: {FloorUs: 9.22, MemEff: 0.563, ComputeEff: 0.55, HalfFLOPs: 6.95e+06, HostPreUs: 39.8, HostUs: 52.3},
 	ClassAttnDecode:  {FloorUs: 7.38, MemEff: 0.85, HostPreUs: 26.9, HostUs: 40.2},

@@ -93,7 +93,7 @@ func chainBusy(d *Device, p realPoint) []float64 {
 // mean when p's op runs more than once a pass (the median of samples split
 // evenly between two calls lies between them).
 func predictPoint(d *Device, p realPoint, busyUs []float64) float64 {
-	r := Roofline{Device: d, NCCL: true}
+	r := Roofline{Device: d, NCCL: true, LegacyIndexSelect: p.legacyTorch}
 	if p.meas != CUDAEvent || len(busyUs) == 0 {
 		return r.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
 	}

@@ -100,6 +100,19 @@ type Curve struct {
 	// index_select_out_cuda_impl: "if (numIndices <= 16)"), so the time
 	// grows by about one dependent global-memory access per token.
 	SmallIndexUs float64
+	// LegacyGatherEff replaces MemEff for the embedding gather of more
+	// than smallIndexMax tokens under PyTorch before 2.8
+	// (Roofline.LegacyIndexSelect): index_select then ran its scalar
+	// large-index kernel (indexSelectLargeIndex: one 2-byte element a
+	// thread, min(elements/128, 8 x SMs) blocks of 128 threads, so 1,024
+	// threads a SM), which reaches a fraction of HBM bandwidth (pytorch
+	// PR #145999, 2025-01-30: about 30% on an A100; issue #151612,
+	// 2025-04-17: 136 us for a 4,096 x 5,120 BF16 index_select against
+	// 36 us for gather). PyTorch PR #151715 (April 2025, in 2.8) made
+	// index_select call gather's vectorised kernel instead (one block a
+	// token, 16-byte loads: IndexKernelUtils.cu,
+	// vectorized_gather_kernel), which MemEff prices. 0: no legacy path.
+	LegacyGatherEff float64
 	// IterUs is one loop iteration of a kernel that runs one thread block
 	// per token (tokenBlockLoop): with few tokens the block's serial loop
 	// over the token's elements, not bandwidth, sets the time.

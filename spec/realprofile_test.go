@@ -34,7 +34,10 @@ type realPoint struct {
 	ctx     string // MoE gating context
 	path    string // MoE routing path
 	headDim int    // of the profiled model (profileHeadDim)
-	ms      float64
+	// legacyTorch: the file was taken on PyTorch before 2.8
+	// (Roofline.LegacyIndexSelect): Vidur's legacy mlp.csv.
+	legacyTorch bool
+	ms          float64
 	// A CUDA_EVENT linear row is timed op after op in the profiler's
 	// forward pass (eventchain.go): seq is the row's ops in that order,
 	// calls the positions of this op in it (the embedding runs twice), and
@@ -176,7 +179,8 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 		if meas == CUDAEvent && col["collective"] == 0 && kernelTraced(r, ops) {
 			rowMeas = KernelOnly
 		}
-		base := realPoint{profile: dir + " " + rowMeas, file: rel, line: li + 2, device: profileDevice(top), meas: rowMeas, headDim: profileHeadDim(rel)}
+		base := realPoint{profile: dir + " " + rowMeas, file: rel, line: li + 2, device: profileDevice(top), meas: rowMeas, headDim: profileHeadDim(rel),
+			legacyTorch: filepath.Base(rel) == "mlp.csv"}
 		var rowPts []realPoint
 		switch {
 		case col["collective"] > 0:

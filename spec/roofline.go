@@ -43,6 +43,14 @@ type Roofline struct {
 	// the host with earlier work when the op's start event is recorded
 	// (eventchain.go); 0: the op is timed in isolation.
 	BusyUs float64
+	// LegacyIndexSelect prices the embedding gather as PyTorch before 2.8
+	// ran it (Curve.LegacyGatherEff): what a profile taken on such a stack
+	// measures (Vidur's H100 profile, sarathi-serve's layers, 2024: its
+	// gather moves 16 KB a token at 0.6 TB/s, where Frontier's H800 and
+	// A800 profiles, taken under vLLM with PyTorch 2.8 or later, reach
+	// the HBM roof). vLLM's main branch moved to PyTorch 2.8.0 in August
+	// 2025 (vllm PR #20358).
+	LegacyIndexSelect bool
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
@@ -98,6 +106,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}
 	hbmBps := d.HBMGBps * 1e9 * c.MemEff
+	if r.LegacyIndexSelect && c.LegacyGatherEff > 0 && o.Name == OpEmb && len(x) > 0 && x[0] > smallIndexMax {
+		hbmBps = d.HBMGBps * 1e9 * c.LegacyGatherEff
+	}
 	memUs := math.Max(bytes-c.L2ResidentMB*1e6, 0) / hbmBps * 1e6
 	if c.L2Gain > 0 {
 		// Every byte also passes the L2 (Curve.L2Gain): a hierarchical
