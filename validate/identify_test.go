@@ -40,8 +40,13 @@ func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 		// checked against the truth (the runs pin them only weakly).
 		fitted, notFitted, loose []string
 	}{
+		// The host scale is fitted but pinned loosely: its
+		// leave-one-workload-out folds land at x1.54, x2.89 and x1.94 on
+		// main c70c666 (final fit x2.89) and at x1.54, x3.69 and x1.94
+		// once the embedding gather is priced as PyTorch 2.8 runs it
+		// (final x2.17), each with a fit MAPE under 1%.
 		{"graphs: host scale and GEMM scale", "", injected, nil, 3, 300,
-			[]string{ParamHostScale, "family_scale.linear_op"}, []string{ParamHostSpeed, "issue_scale.aten", "issue_scale.custom", "issue_scale.attention"}, nil},
+			[]string{ParamHostScale, "family_scale.linear_op"}, []string{ParamHostSpeed, "issue_scale.aten", "issue_scale.custom", "issue_scale.attention"}, []string{ParamHostScale}},
 		{"eager: host speed and GEMM scale", "eager", cost.Calibration{HostSpeed: 1.3, FamilyScale: map[string]float64{"linear_op": 1.25}},
 			without(CalibrationParams(), ParamHostScale), 3, 300,
 			[]string{ParamHostSpeed, "family_scale.linear_op"}, []string{"issue_scale.aten", "issue_scale.custom"}, nil},
