@@ -154,6 +154,15 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 	f := []field{{&c.FloorUs, false, minFloorUs, maxFloorUs}}
 	// Hopper's decode profiles hold contexts of at most 96 tokens: the KV
 	// stream never dominates, so its efficiency is the public figure.
+	// Hopper's GEMM keeps its floor, MemEff and ComputeEff from their fit
+	// before the K loop came in (curves.go says why); only the K loop's
+	// IterUs is fitted.
+	if k == ClassGEMM && arch == ArchHopper {
+		if c.IterUs == 0 {
+			c.IterUs = 0.05
+		}
+		return []field{{&c.IterUs, false, 0.005, 5}}
+	}
 	if !(k == ClassAttnDecode && arch == ArchHopper) && c.TileLoadShare == 0 {
 		f = append(f, field{&c.MemEff, true, 0, maxMemEff})
 	}

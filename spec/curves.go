@@ -93,6 +93,16 @@ func archCurves(arch string) Curves {
 // shuffle (vLLM's moe_align_block_size counting loop, moealign.go) and of
 // the grouped GEMM (its K loop, moegemm.go).
 //
+// The GEMM's K loop (IterUs per 128-byte K step, skinnygemm.go) is fitted
+// on the KERNEL_ONLY rows with the GEMM's floor, MemEff and ComputeEff held
+// at their fit before it came in. Freed, they go to 2.6-2.9 us, 0.84-0.88
+// and 0.77: the H800 Frontier rows gain (Phi-tiny KERNEL_ONLY 8.9 -> 8.3%,
+// Qwen3-tiny 5.6 -> 5.1%) and Vidur's H100 rows lose (9.6 -> 9.9%; its
+// small GEMMs read up to 40% slower than the same shapes on the H800 stacks),
+// a freed MemEff (0.84) moves the llama2 CUDA_EVENT rows' embedding and
+// norm 11 -> 19% through the profiler's event chain, and validate's
+// TestCalibrateFreesWhatRunsIdentify flips with ComputeEff 0.770 -> 0.773
+// alone (its graph-mode host scale lands at x2.2 for an injected x3).
 // Qwen3's Q/K norms and their input copies, timed with the QKV
 // projection, are priced by the norm and copy classes (qknorm.go), not as
 // GEMM floors.
@@ -126,7 +136,7 @@ func archCurves(arch string) Curves {
 // +7..+18% at 1,024-4,096 tokens (README). vLLM's vectorised kernel (PR
 // #27931, 2025-11-01) is about 2.7x faster at 8,192 tokens: not modelled.
 var hopperCurves = Curves{Class: [numKernelClasses]Curve{
-	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, HostPreUs: 21.8, HostUs: 14.9},
+	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, IterUs: 0.0517, HostPreUs: 21.8, HostUs: 14.9},
 	ClassNorm:        {FloorUs: 2.08, MemEff: 0.255, IterUs: 0.112, L2ResidentMB: 12.1, L2Gain: 1.73, HostPreUs: 13.7, HostUs: 19.1},
 	ClassAct:         {FloorUs: 1.49, MemEff: 0.562, IterUs: 0.361, HostPreUs: 2.77, HostUs: 22.4},
 	ClassRope:        {FloorUs: 1.67, MemEff: 0.519, IterUs: 0.413, HostPreUs: 15.4, HostUs: 21.5},

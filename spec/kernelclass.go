@@ -115,7 +115,9 @@ type Curve struct {
 	LegacyGatherEff float64
 	// IterUs is one loop iteration of a kernel that runs one thread block
 	// per token (tokenBlockLoop): with few tokens the block's serial loop
-	// over the token's elements, not bandwidth, sets the time.
+	// over the token's elements, not bandwidth, sets the time. For the
+	// GEMM classes it is one step of a thread block's K loop (gemmKLoop,
+	// fusedMoEKLoop); for the MoE shuffle one pass of its counting loop.
 	IterUs float64
 	// L2ResidentMB is the megabytes of a memory-bound elementwise
 	// kernel's traffic served by the L2 cache rather than HBM: its input

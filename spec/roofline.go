@@ -118,6 +118,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}
+	if iters := gemmKLoop(o); c.IterUs > 0 && iters > 0 {
+		memUs = math.Max(memUs, iters*c.IterUs)
+	}
 	if iters := fusedMoEKLoop(o, x); c.IterUs > 0 && iters > 0 {
 		memUs = math.Max(memUs, iters*c.IterUs)
 	}
@@ -262,19 +265,21 @@ func (c *Curves) routingCurve(o *Op) Curve {
 }
 
 // waveUtilisation is the fraction of the tensor cores doing useful work in
-// a GEMM with 128x128 output tiles: the tiles' padding past the matrix
+// a GEMM with 128x128 output tiles (64 token rows at decode sizes,
+// skinnygemm.go): the tiles' padding past the matrix
 // edges is wasted, and so is the idle part of the last wave of tiles over
 // the SMs. When there are fewer tiles than SMs the K dimension is split
 // (split-K, as cuBLAS does) into chunks of at least 256 to occupy more SMs.
 func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
 	const tile = 128
+	rows := gemmTileRows(tokens)
 	sms := float64(r.Device.SMs)
-	tm, tn := math.Ceil(tokens/tile), math.Ceil(float64(n)/tile)
+	tm, tn := math.Ceil(tokens/rows), math.Ceil(float64(n)/tile)
 	tiles := tm * tn
 	if tiles <= 0 {
 		return 1
 	}
-	padding := tokens * float64(n) / (tiles * tile * tile)
+	padding := tokens * float64(n) / (tiles * rows * tile)
 	if tiles < sms {
 		split := math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
 		tiles *= split
