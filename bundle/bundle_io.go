@@ -340,7 +340,7 @@ func restoreModel(pm *PredictorMeta, f *Forest) (*Model, error) {
 		return nil, fmt.Errorf("unknown target %q: %w", pm.Target, errCorrupt)
 	}
 	switch pm.Extrapolation {
-	case "", ExtrapolateFallback, ExtrapolateEdge, ExtrapolateEdgeAbove, ExtrapolateEdgeBelow:
+	case "", ExtrapolateFallback, ExtrapolateEdge, ExtrapolateEdgeAbove, ExtrapolateEdgeBelow, ExtrapolateRoof:
 	default:
 		return nil, fmt.Errorf("unknown extrapolation %q: %w", pm.Extrapolation, errCorrupt)
 	}

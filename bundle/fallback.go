@@ -1,6 +1,10 @@
 package bundle
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/spec"
+)
 
 // Fallback bases: what the physical model is linear in.
 const (
@@ -51,4 +55,22 @@ func (f *Fallback) PredictMs(x []float64) float64 {
 		s += f.Coef[i] * t[i]
 	}
 	return s
+}
+
+// RoofMs is the fallback's roofline shape at x: the intercept plus the
+// largest of its other terms (coefficient times basis term), where
+// PredictMs adds them. spec.Roofline prices a kernel by the larger of its
+// compute and memory times, so a GEMV-like kernel streaming its weights
+// stays flat while its FLOPs grow until they overtake the weight stream;
+// the sum grows with every term from the start. It is never above
+// PredictMs and grows by no more than it between two points where every
+// term grows.
+func (f *Fallback) RoofMs(x []float64) float64 {
+	var t [MaxTerms]float64
+	n := f.BasisTerms(x, &t)
+	var m float64
+	for i := 1; i < n; i++ {
+		m = math.Max(m, f.Coef[i]*t[i])
+	}
+	return f.Coef[0]*t[0] + m
 }

@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the bundle layout (node table columns and
 // metadata). Load refuses other versions.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // Format identifies an ftk model bundle.
 const Format = "ftk-model-bundle"

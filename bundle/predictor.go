@@ -19,7 +19,9 @@ import (
 // domain edge and growing with the physics beyond it; with ExtrapolateEdge
 // the edge value itself; ExtrapolateEdgeAbove and ExtrapolateEdgeBelow
 // answer the edge value on one side of the domain and add the increment on
-// the other (EdgeSides). Every such query is counted (Extrapolated).
+// the other (EdgeSides); ExtrapolateRoof adds the increment of the
+// fallback's roofline shape (Fallback.RoofMs) on both sides. Every such
+// query is counted (Extrapolated).
 type Predictor struct {
 	meta *PredictorMeta
 	m    *Model
@@ -190,7 +192,11 @@ func Within(x, lo, hi []float64, mode string, fb *Fallback, floorMs float64, pre
 	if !up && !down {
 		return math.Max(at, floorMs)
 	}
-	inc := fb.PredictMs(xe[:len(x)]) - fb.PredictMs(xc[:len(x)])
+	fbMs := fb.PredictMs
+	if mode == ExtrapolateRoof {
+		fbMs = fb.RoofMs
+	}
+	inc := fbMs(xe[:len(x)]) - fbMs(xc[:len(x)])
 	switch {
 	case up && !down:
 		inc = math.Max(inc, 0)

@@ -19,21 +19,29 @@ func TestWithinExtrapolatesBySide(t *testing.T) {
 	tests := []struct {
 		name string
 		x    []float64
-		// want per mode: fallback_increment, edge, edge_above, edge_below
-		want [4]float64
+		// want per mode: fallback_increment, edge, edge_above, edge_below,
+		// roof_increment (its shape 1 + max(2*x0, 3*x1): 2*x0 >= 20 leads
+		// while x1 <= 6)
+		want [5]float64
 	}{
-		{"inside", []float64{15, 1.5}, [4]float64{20, 20, 20, 20}},
+		{"inside", []float64{15, 1.5}, [5]float64{20, 20, 20, 20, 20}},
 		// x0 = 30 above: edge 25, increment 2*(30-20) = 20.
-		{"above", []float64{30, 1.5}, [4]float64{45, 25, 25, 45}},
+		{"above", []float64{30, 1.5}, [5]float64{45, 25, 25, 45, 45}},
+		// x1 = 4 above: edge 20, increment 3*(4-2) = 6 summed; the roof
+		// stays at 2*x0 = 30, so no increment.
+		{"above in the lesser term", []float64{15, 4}, [5]float64{26, 20, 20, 26, 20}},
+		// x1 = 12 above: the roof's 3*x1 = 36 overtakes 2*x0 = 30 (+6).
+		{"lesser term overtakes", []float64{15, 12}, [5]float64{50, 20, 20, 50, 26}},
 		// x0 = 8 below: edge 15, increment -4.
-		{"below", []float64{8, 1.5}, [4]float64{11, 15, 11, 15}},
+		{"below", []float64{8, 1.5}, [5]float64{11, 15, 11, 15, 11}},
 		// far below: the floor.
-		{"floor", []float64{0, 1}, [4]float64{floor, 15, floor, 15}},
+		{"floor", []float64{0, 1}, [5]float64{floor, 15, floor, 15, floor}},
 		// x0 below (-4) and x1 above (+3): the fallback sides alone count;
-		// with both, the increment is -1 either way.
-		{"mixed", []float64{8, 3}, [4]float64{14, 15, 11, 18}},
+		// with both, the increment is -1 either way; the roof goes from
+		// 2*10 to max(2*8, 3*3) = 16: -4.
+		{"mixed", []float64{8, 3}, [5]float64{14, 15, 11, 18, 11}},
 	}
-	modes := []string{ExtrapolateFallback, ExtrapolateEdge, ExtrapolateEdgeAbove, ExtrapolateEdgeBelow}
+	modes := []string{ExtrapolateFallback, ExtrapolateEdge, ExtrapolateEdgeAbove, ExtrapolateEdgeBelow, ExtrapolateRoof}
 	for _, tc := range tests {
 		for m, mode := range modes {
 			got := Within(tc.x, lo, hi, mode, fb, floor, predict)

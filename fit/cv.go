@@ -19,11 +19,11 @@ func keySeed(seed uint64, key string) uint64 {
 
 // extrapolations are the answers a predictor may give beyond its domain,
 // each scored in cross-validation (ties go to the first).
-var extrapolations = []string{bundle.ExtrapolateFallback, bundle.ExtrapolateEdge, bundle.ExtrapolateEdgeAbove, bundle.ExtrapolateEdgeBelow}
+var extrapolations = []string{bundle.ExtrapolateFallback, bundle.ExtrapolateEdge, bundle.ExtrapolateRoof, bundle.ExtrapolateEdgeAbove, bundle.ExtrapolateEdgeBelow}
 
 // bothSides is the number of extrapolations (first in extrapolations) that
 // answer alike on both sides of the domain.
-const bothSides = 2
+const bothSides = 3
 
 // rowDomain returns the range of every feature over rows (nil, nil for no
 // rows: no domain).

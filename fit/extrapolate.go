@@ -5,9 +5,10 @@ import "math"
 // One extrapolation answers beyond the domain of every key of an operator:
 // which answers beyond a sweep's edge better is the kernel's physics
 // against its fallback's, and a thin key (7 shapes: 2 edge shapes in CV)
-// cannot tell on its own. The fallback's increment or the edge value on
-// both sides is chosen by the least CV error over all the operator's keys
-// (ties to the fallback's increment); the edge value on one side only (a
+// cannot tell on its own. The fallback's increment, its roofline shape's
+// (roof_increment: a kernel streaming weights stays flat while its FLOPs
+// grow) or the edge value on both sides is chosen by the least CV error
+// over all the operator's keys (ties to the fallback's increment); the edge value on one side only (a
 // kernel that levels off at the top of its sweep but falls with its work
 // below the bottom, or the other way round) takes over only where it beats
 // that choice by more than one standard error of the paired difference,
