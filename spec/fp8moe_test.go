@@ -43,7 +43,7 @@ func TestFP8RoofByKernel(t *testing.T) {
 // hidden 2048, per-tensor W8A8, random routing), which runs the tuned
 // config configs/E=128,N=768,device_name=NVIDIA_H100_80GB_HBM3,
 // dtype=fp8_w8a8.json (BLOCK_SIZE_M 16 up to 256 tokens, 64 at 512-1,024,
-// 128 from 1,536). FP8TritonMoEEff (0.11) was chosen on 1,024 and 4,096
+// 128 from 1,536). FP8TritonMoEEff (0.12) was chosen on 1,024 and 4,096
 // tokens; the rest are held out and bounded at 15%, except 256, 512 and
 // 1,536 tokens, logged: 16, 32 and 96 rows per expert, where ftk pads each
 // expert's mean rows to whole default tiles (64) and the measured kernel

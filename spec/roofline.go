@@ -134,7 +134,13 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		resident := float64(d.SMs) * math.Floor(maxThreadsPerSM/threads)
 		memUs = math.Max(memUs, math.Ceil(x[0]/resident)*iters*c.IterUs)
 	}
-	return (floorUs + qkNormUs + math.Max(computeUs, memUs)) / 1e3
+	epilogueUs := 0.0
+	if e := r.fusedMoEEpilogueUs(o, x); e > 0 {
+		// The two GEMM launches on this curve; the activation and the
+		// sum after them on their own (moeepilogue.go).
+		floorUs, epilogueUs = 2*c.FloorUs, e
+	}
+	return (floorUs + qkNormUs + math.Max(computeUs, memUs) + epilogueUs) / 1e3
 }
 
 // maxThreadsPerSM is the resident threads of one SM on Ampere (sm_80) and
