@@ -37,3 +37,64 @@ func TestExecutionModeFollowsMeasurement(t *testing.T) {
 		}
 	}
 }
+
+// vLLM compiles the model unless it runs eager (Inductor generates the
+// custom ops' kernels): a Qwen3 decode step of 8 sequences then runs no
+// copies before its Q/K norms, so in either graph mode its linear part
+// costs each layer's two copy kernels less than eager; everything else is
+// priced alike.
+func TestCompiledModesRunQKNormWithoutCopies(t *testing.T) {
+	d, err := spec.LookupDevice("rtx4090d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := spec.LookupModel("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := spec.Layout{TP: 4}
+	b := BatchShape{Tokens: 8, Seqs: 8}
+	for i := 0; i < 8; i++ {
+		b.DecodeContexts = append(b.DecodeContexts, 4000)
+	}
+	step := func(mode string) StepCost {
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: MoEConfig{Routing: RoutingEven}, ExecutionMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c StepCost
+		cm.StageCost(&b, 0, &c)
+		return c
+	}
+	qkv, ok := findLayerOp(spec.LayerOps(m, l.Normalize(), 0), spec.OpAttnPreProj)
+	if !ok {
+		t.Fatal("no QKV projection")
+	}
+	var copiesMs float64
+	for _, heads := range []int{qkv.QHeads, qkv.KVHeads} {
+		cp := spec.Op{Name: spec.OpAttnInputReshape, Family: spec.FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: qkv.HeadDim, ElemBytes: qkv.ElemBytes}
+		copiesMs += spec.Roofline{Device: d}.KernelMs(&cp, []float64{8})
+	}
+	want := float64(m.NumLayers) * copiesMs
+	eager := step(ExecEager)
+	for _, mode := range []string{ExecCUDAGraph, ExecPiecewise} {
+		c := step(mode)
+		if got := eager.Ms[CompLinear] - c.Ms[CompLinear]; got < want*0.999 || got > want*1.001 {
+			t.Errorf("%s: linear %.3f ms vs eager %.3f: %.3f ms less, want the %d layers' copies, %.3f ms", mode, c.Ms[CompLinear], eager.Ms[CompLinear], got, m.NumLayers, want)
+		}
+		for _, comp := range []Component{CompAttention, CompMoE, CompTPComm} {
+			if c.Ms[comp] != eager.Ms[comp] {
+				t.Errorf("%s: component %d %.4f ms, eager %.4f", mode, comp, c.Ms[comp], eager.Ms[comp])
+			}
+		}
+	}
+}
+
+func findLayerOp(ops []spec.Op, name string) (spec.Op, bool) {
+	for _, o := range ops {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return spec.Op{}, false
+}

@@ -140,6 +140,9 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	if cm.exec, err = resolveExecutionMode(c.ExecutionMode, cm.measurement); err != nil {
 		return nil, err
 	}
+	// vLLM compiles the model (Inductor) unless it runs eager; the
+	// roofline prices the ops no predictor covers as compiled code then.
+	cm.roof.Compiled = cm.exec != ExecEager
 	cm.capture = captureSizes{max: c.MaxCaptureSize}
 	if cm.capture.max == 0 {
 		cm.capture.max = min(defaultMaxCaptureSize, c.Limits.MaxNumBatchedTokens)

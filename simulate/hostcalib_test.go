@@ -52,7 +52,7 @@ var publicPoints = []publicPoint{
 	{"#45709 eager", "github.com/vllm-project/vllm/issues/45709", true,
 		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecEager, 2048, 106, 3500, 1500, 8, 0, true, 33.92, 492.94, 15, 15},
 	{"#45709 graphs", "github.com/vllm-project/vllm/issues/45709 (FULL_AND_PIECEWISE)", false,
-		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 2048, 106, 3500, 1500, 8, 0, true, 10.03, 617.61, 60, 35},
+		"qwen3-30b-a3b", "rtx4090d", 4, cost.ExecCUDAGraph, 2048, 106, 3500, 1500, 8, 0, true, 10.03, 617.61, 40, 35},
 	// vLLM PR #23151 (August 2025, vLLM 0.10, synchronous scheduling then
 	// the default): Qwen3-30B-A3B on one H100, BF16, no tuned fused-MoE
 	// config, benchmark_serving.py random 2,048 in / 1,024 out (measured

@@ -16,6 +16,15 @@ package spec
 // norm as the norm class's kernel over tokens x heads rows of head_dim
 // (vLLM's rms_norm kernel takes the rows of the flattened input), each
 // copy as the copy class's kernel over the slice (read and written once).
+//
+// Compiled (Roofline.Compiled: vLLM's torch.compile, every mode but
+// --enforce-eager) the norms are Inductor's Triton kernels generated from
+// RMSNorm.forward_native, not the rms_norm custom op: they load the
+// strided head slices of the projection's output directly, so the two
+// copies are not run. The norms themselves stay, one kernel each (vLLM's
+// pass fusing Q/K norm and rotary embedding into one kernel,
+// enable_qk_norm_rope_fusion, is on at no optimization level: vLLM
+// docs/design/fusions.md, "perf issues on H100", vLLM issue #34391).
 
 // qkNorm reports whether o is a QKV projection with Q/K norms whose heads
 // are known (LayerOps sets them).
@@ -37,7 +46,7 @@ func (r Roofline) qkNormUs(o *Op, x []float64) float64 {
 		}
 		norm := Op{Name: OpInputLayernorm, Family: FamilyLinear, Kernels: 1, Width: o.HeadDim, ElemBytes: o.ElemBytes}
 		us += r.KernelMs(&norm, []float64{t * float64(heads)}) * 1e3
-		if t >= 2 {
+		if t >= 2 && !r.Compiled {
 			cp := Op{Name: OpAttnInputReshape, Family: FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: o.HeadDim, ElemBytes: o.ElemBytes}
 			us += r.KernelMs(&cp, []float64{t}) * 1e3
 		}

@@ -41,3 +41,42 @@ func TestQKNormPricedByItsKernels(t *testing.T) {
 		}
 	}
 }
+
+// Compiled by vLLM (Inductor, every mode but --enforce-eager) the Q/K
+// norms read their strided inputs directly: the QKV projection of a
+// Q/K-norm model costs the two copy kernels less from 2 tokens on, the
+// same at 1 token, and a model without Q/K norms costs the same.
+func TestCompiledQKNormRunsNoCopies(t *testing.T) {
+	d, err := LookupDevice("rtx4090d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager, compiled := Roofline{Device: d}, Roofline{Device: d, Compiled: true}
+	for _, tc := range []struct {
+		model  string
+		qkNorm bool
+	}{{"qwen3-30b-a3b", true}, {"llama-3.1-8b", false}} {
+		m, err := LookupModel(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qkv, ok := findOp(LayerOps(m, Layout{TP: 4}.Normalize(), 0), OpAttnPreProj)
+		if !ok {
+			t.Fatalf("%s: no %s", tc.model, OpAttnPreProj)
+		}
+		for _, tokens := range []float64{1, 8, 2048} {
+			x := []float64{tokens}
+			e, c := eager.KernelMs(&qkv, x)*1e3, compiled.KernelMs(&qkv, x)*1e3
+			var copiesUs float64
+			if tc.qkNorm && tokens >= 2 {
+				for _, heads := range []int{qkv.QHeads, qkv.KVHeads} {
+					cp := Op{Name: OpAttnInputReshape, Family: FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: qkv.HeadDim, ElemBytes: qkv.ElemBytes}
+					copiesUs += eager.KernelMs(&cp, x) * 1e3
+				}
+			}
+			if got := e - c; got < copiesUs-1e-6 || got > copiesUs+1e-6 {
+				t.Errorf("%s at %.0f tokens: eager %.2f us, compiled %.2f us: saves %.2f us, want the copies' %.2f", tc.model, tokens, e, c, got, copiesUs)
+			}
+		}
+	}
+}

@@ -51,6 +51,16 @@ type Roofline struct {
 	// the HBM roof). vLLM's main branch moved to PyTorch 2.8.0 in August
 	// 2025 (vllm PR #20358).
 	LegacyIndexSelect bool
+	// Compiled prices the ops as vLLM runs them under torch.compile with
+	// Inductor, its default in every execution mode but --enforce-eager:
+	// vLLM's custom ops (RMSNorm, rotary embedding, ...) are then disabled
+	// and Inductor generates Triton kernels in their place
+	// (vllm/config/compilation.py, CompilationConfig.custom_ops: "By
+	// default, all custom ops are enabled when running without Inductor
+	// and disabled when running with Inductor ... Inductor generates
+	// (fused) Triton kernels for disabled custom ops"). What changes in
+	// the price is in qknorm.go.
+	Compiled bool
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
