@@ -186,8 +186,8 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // events (kernelTraced in realprofile_test.go: the attention rows at TP2,
 // most at TP4 and TP8, the linear rows at TP2 and TP4): they fix the
 // kernel terms, the eager rows the host terms. The GEMM's kernel rows are
-// the attention projections at TP2/TP4 only (N <= 2,560 outputs, whose
-// cuBLAS kernels reach 0.35-0.55 of the peak), so its kernel terms are
+// the attention projections at TP2/TP4 only (N <= 2,560 outputs; their
+// cuBLAS tiles, GEMMTiles, are the A800's own: gemmtiles.go), so its kernel terms are
 // fitted on them together with the eager GEMM rows (the LM head's 0.4-10
 // ms eager readings are its kernel: 0.8 of the peak at 4,096 tokens).
 // Attention rows are read through the profiler's run (attnchain_test.go)
@@ -233,4 +233,4 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	"mlp_up_proj":              {PreUs: 35.8, Us: 75.6},
 	"post_attention_layernorm": {PreUs: 2, Us: 6.11},
 }, ColdHostFactor: 3, FP8ComputeEff: 0, FP8TritonMoEEff: 0, KernelHostUs: 22, EventGapUs: 3.81,
-	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}}
+	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}, GEMMTiles: ampereGEMMTiles}

@@ -175,6 +175,10 @@ type Curves struct {
 	// that vLLM runs with its fused-MoE Triton kernel (fp8moe.go); 0: the
 	// FP8ComputeEff roof.
 	FP8TritonMoEEff float64
+	// GEMMTiles are the output tiles the generation's BLAS picks from,
+	// smallest first (gemmtiles.go); none: 128x128 (64 rows at decode
+	// sizes, skinnygemm.go).
+	GEMMTiles []GEMMTile
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

@@ -282,20 +282,20 @@ func (c *Curves) routingCurve(o *Op) Curve {
 
 // waveUtilisation is the fraction of the tensor cores doing useful work in
 // a GEMM with 128x128 output tiles (64 token rows at decode sizes,
-// skinnygemm.go): the tiles' padding past the matrix
+// skinnygemm.go; the generation's own tiles where it has them,
+// gemmtiles.go): the tiles' padding past the matrix
 // edges is wasted, and so is the idle part of the last wave of tiles over
 // the SMs. When there are fewer tiles than SMs the K dimension is split
 // (split-K, as cuBLAS does) into chunks of at least 256 to occupy more SMs.
 func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
-	const tile = 128
-	rows := gemmTileRows(tokens)
 	sms := float64(r.Device.SMs)
-	tm, tn := math.Ceil(tokens/rows), math.Ceil(float64(n)/tile)
+	tile := gemmTile(r.Device.Curves.GEMMTiles, tokens, n, sms)
+	tm, tn := math.Ceil(tokens/tile.Rows), math.Ceil(float64(n)/tile.Cols)
 	tiles := tm * tn
 	if tiles <= 0 {
 		return 1
 	}
-	padding := tokens * float64(n) / (tiles * rows * tile)
+	padding := tokens * float64(n) / (tiles * tile.Rows * tile.Cols)
 	if tiles < sms {
 		split := math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
 		tiles *= split

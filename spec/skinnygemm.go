@@ -12,7 +12,8 @@ import "math"
 // smallest M of one warpgroup's wgmma instruction (PTX ISA, "Asynchronous
 // Warpgroup Level Matrix Multiply-Accumulate": m64nNk16). cuBLAS's BF16
 // kernel choice is not public: ftk takes the same 64-row tile up to 128
-// rows for every GEMM (a stated approximation; Ampere included), so a
+// rows for every GEMM (a stated approximation; Ampere has its own tiles,
+// gemmtiles.go), so a
 // 1-token GEMM pays for 64 padded rows of tensor-core work, not 128. Its
 // 128 columns are kept (the SMs-per-tile split below is unchanged).
 //
