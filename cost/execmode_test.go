@@ -40,10 +40,11 @@ func TestExecutionModeFollowsMeasurement(t *testing.T) {
 
 // vLLM compiles the model unless it runs eager (Inductor generates the
 // custom ops' kernels): a Qwen3 decode step of 8 sequences then runs no
-// copies before its Q/K norms, so in either graph mode its linear part
-// costs each layer's two copy kernels less than eager; everything else is
+// copies before its Q/K norms and one combo kernel for both norms (vLLM
+// PR #26682), so in either graph mode its linear part costs each layer's
+// two copies and one norm kernel less than eager; everything else is
 // priced alike.
-func TestCompiledModesRunQKNormWithoutCopies(t *testing.T) {
+func TestCompiledModesRunQKNormAsOneKernel(t *testing.T) {
 	d, err := spec.LookupDevice("rtx4090d")
 	if err != nil {
 		t.Fatal(err)
@@ -70,17 +71,22 @@ func TestCompiledModesRunQKNormWithoutCopies(t *testing.T) {
 	if !ok {
 		t.Fatal("no QKV projection")
 	}
-	var copiesMs float64
+	r := spec.Roofline{Device: d}
+	norm := func(rows int) float64 {
+		o := spec.Op{Name: spec.OpInputLayernorm, Family: spec.FamilyLinear, Kernels: 1, Width: qkv.HeadDim, ElemBytes: qkv.ElemBytes}
+		return r.KernelMs(&o, []float64{float64(8 * rows)})
+	}
+	savedMs := norm(qkv.QHeads) + norm(qkv.KVHeads) - norm(qkv.QHeads+qkv.KVHeads)
 	for _, heads := range []int{qkv.QHeads, qkv.KVHeads} {
 		cp := spec.Op{Name: spec.OpAttnInputReshape, Family: spec.FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: qkv.HeadDim, ElemBytes: qkv.ElemBytes}
-		copiesMs += spec.Roofline{Device: d}.KernelMs(&cp, []float64{8})
+		savedMs += r.KernelMs(&cp, []float64{8})
 	}
-	want := float64(m.NumLayers) * copiesMs
+	want := float64(m.NumLayers) * savedMs
 	eager := step(ExecEager)
 	for _, mode := range []string{ExecCUDAGraph, ExecPiecewise} {
 		c := step(mode)
 		if got := eager.Ms[CompLinear] - c.Ms[CompLinear]; got < want*0.999 || got > want*1.001 {
-			t.Errorf("%s: linear %.3f ms vs eager %.3f: %.3f ms less, want the %d layers' copies, %.3f ms", mode, c.Ms[CompLinear], eager.Ms[CompLinear], got, m.NumLayers, want)
+			t.Errorf("%s: linear %.3f ms vs eager %.3f: %.3f ms less, want the %d layers' copies and one norm, %.3f ms", mode, c.Ms[CompLinear], eager.Ms[CompLinear], got, m.NumLayers, want)
 		}
 		for _, comp := range []Component{CompAttention, CompMoE, CompTPComm} {
 			if c.Ms[comp] != eager.Ms[comp] {

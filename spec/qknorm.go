@@ -21,10 +21,15 @@ package spec
 // --enforce-eager) the norms are Inductor's Triton kernels generated from
 // RMSNorm.forward_native, not the rms_norm custom op: they load the
 // strided head slices of the projection's output directly, so the two
-// copies are not run. The norms themselves stay, one kernel each (vLLM's
-// pass fusing Q/K norm and rotary embedding into one kernel,
-// enable_qk_norm_rope_fusion, is on at no optimization level: vLLM
-// docs/design/fusions.md, "perf issues on H100", vLLM issue #34391).
+// copies are not run, and Inductor's combo kernels (on in vLLM since PR
+// #26682, October 2025) run the q and k norms as one kernel: "After
+// qkv_proj, we reduce from 5 kernels to 2 kernels: 1 for qk-norm and 1
+// for qk-rope" (Qwen3-0.6B trace). vLLM issue #34391 (February 2026)
+// times the compiled path as the same two kernels (triton_red_fused +
+// triton_poi_fused). The rotary embedding stays a kernel of its own
+// (OpAttnRope): vLLM's pass fusing it with the norms,
+// enable_qk_norm_rope_fusion, is on at no optimization level (vLLM
+// docs/design/fusions.md, "perf issues on H100", issue #34391).
 
 // qkNorm reports whether o is a QKV projection with Q/K norms whose heads
 // are known (LayerOps sets them).
@@ -39,14 +44,17 @@ func (r Roofline) qkNormUs(o *Op, x []float64) float64 {
 		return 0
 	}
 	t := x[0]
+	norm := Op{Name: OpInputLayernorm, Family: FamilyLinear, Kernels: 1, Width: o.HeadDim, ElemBytes: o.ElemBytes}
+	if r.Compiled {
+		return r.KernelMs(&norm, []float64{t * float64(o.QHeads+o.KVHeads)}) * 1e3
+	}
 	var us float64
 	for _, heads := range []int{o.QHeads, o.KVHeads} {
 		if heads <= 0 {
 			continue
 		}
-		norm := Op{Name: OpInputLayernorm, Family: FamilyLinear, Kernels: 1, Width: o.HeadDim, ElemBytes: o.ElemBytes}
 		us += r.KernelMs(&norm, []float64{t * float64(heads)}) * 1e3
-		if t >= 2 && !r.Compiled {
+		if t >= 2 {
 			cp := Op{Name: OpAttnInputReshape, Family: FamilyAttention, Kernels: 1, QHeads: heads, HeadDim: o.HeadDim, ElemBytes: o.ElemBytes}
 			us += r.KernelMs(&cp, []float64{t}) * 1e3
 		}
