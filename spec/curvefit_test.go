@@ -155,13 +155,18 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 	// Hopper's decode profiles hold contexts of at most 96 tokens: the KV
 	// stream never dominates, so its efficiency is the public figure.
 	// Hopper's GEMM keeps its floor, MemEff and ComputeEff from their fit
-	// before the K loop came in (curves.go says why); only the K loop's
-	// IterUs is fitted.
+	// before the K loop came in (curves.go says why); the K loop's
+	// IterUs is fitted, and so are the warm terms of the profiles that
+	// repeat one block (warml2.go).
 	if k == ClassGEMM && arch == ArchHopper {
 		if c.IterUs == 0 {
 			c.IterUs = 0.05
 		}
-		return []field{{&c.IterUs, false, 0.005, 5}}
+		f := []field{{&c.IterUs, false, 0.005, 5}}
+		if c.WarmFloorUs > 0 {
+			f = append(f, field{&c.WarmFloorUs, false, minFloorUs, maxFloorUs}, field{&c.L2Gain, false, 1, maxL2Gain})
+		}
+		return f
 	}
 	if !(k == ClassAttnDecode && arch == ArchHopper) && c.TileLoadShare == 0 {
 		f = append(f, field{&c.MemEff, true, 0, maxMemEff})

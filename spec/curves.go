@@ -140,8 +140,11 @@ func archCurves(arch string) Curves {
 // the same scalar kernel (2024-12-16; with a clone, L2 flushed) are within
 // +7..+18% at 1,024-4,096 tokens (README). vLLM's vectorised kernel (PR
 // #27931, 2025-11-01) is about 2.7x faster at 8,192 tokens: not modelled.
+// The GEMM's WarmFloorUs and L2Gain price only profile rows whose
+// profiler repeats one block that fits in the L2 (warml2.go), never
+// serving.
 var hopperCurves = Curves{Class: [numKernelClasses]Curve{
-	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, IterUs: 0.0517, HostPreUs: 21.8, HostUs: 14.9},
+	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, IterUs: 0.0517, L2Gain: 2.5, WarmFloorUs: 2.58, HostPreUs: 21.8, HostUs: 14.9},
 	ClassNorm:        {FloorUs: 2.08, MemEff: 0.255, IterUs: 0.112, L2ResidentMB: 12.1, L2Gain: 1.73, HostPreUs: 13.7, HostUs: 19.1},
 	ClassAct:         {FloorUs: 1.49, MemEff: 0.562, IterUs: 0.361, HostPreUs: 2.77, HostUs: 22.4},
 	ClassRope:        {FloorUs: 1.67, MemEff: 0.519, IterUs: 0.413, HostPreUs: 15.4, HostUs: 21.5},

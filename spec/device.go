@@ -22,6 +22,9 @@ type Device struct {
 	MemoryGiB     float64 `json:"memory_gib"` // HBM capacity
 	HBMGBps       float64 `json:"hbm_gbps"`   // HBM bandwidth, GB/s (1e9)
 	SMs           int     `json:"sms"`
+	// L2MB is the L2 cache, MB (1e6 bytes); 0 where no source was read
+	// (the L2 is then never counted on: warml2.go).
+	L2MB float64 `json:"l2_mb"`
 	// NVLinkGBps is the per-GPU NVLink bandwidth in one direction, GB/s
 	// (PCIe when the device has no NVLink).
 	NVLinkGBps float64 `json:"nvlink_gbps"`
@@ -94,18 +97,24 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 //     8 TB/s, NVLink 5 1.8 TB/s, 148 SMs (Blackwell whitepaper); 400 Gb/s
 //     ConnectX-7 per GPU.
 //
+// L2 caches: 50 MB on H100 SXM5 (NVIDIA H100 Tensor Core GPU Architecture
+// whitepaper, 2022) and on H100 PCIe (Chips and Cheese, "Nvidia's H100:
+// Funny L2, and Tons of Bandwidth", 2023); H800 and H200 take the H100
+// SXM5's (same GH100 configuration: a stated approximation); 40 MB on
+// A100 (NVIDIA A100 whitepaper, 2020) and A800; the others are left 0.
+//
 // Launch costs are eager PyTorch figures (about 5 us from Python dispatch
 // to kernel start on current server CPUs, 6 us on the older hosts of
 // Ampere systems), as measured in published profiling studies; kernel
 // floors are those of the generation's fitted curves (curves.go).
 var deviceCatalog = map[string]Device{
-	"h100":       {Description: "NVIDIA H100 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h100-pcie":  {Description: "NVIDIA H100 PCIe 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 756, PeakFP8TFLOPS: 1513, MemoryGiB: 80, HBMGBps: 2000, SMs: 114, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h200":       {Description: "NVIDIA H200 SXM 141GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 141, HBMGBps: 4800, SMs: 132, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"h800":       {Description: "NVIDIA H800 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, NVLink: true, NVLinkGBps: 200, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h100":       {Description: "NVIDIA H100 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, L2MB: 50, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h100-pcie":  {Description: "NVIDIA H100 PCIe 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 756, PeakFP8TFLOPS: 1513, MemoryGiB: 80, HBMGBps: 2000, SMs: 114, L2MB: 50, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h200":       {Description: "NVIDIA H200 SXM 141GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 141, HBMGBps: 4800, SMs: 132, L2MB: 50, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
+	"h800":       {Description: "NVIDIA H800 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, L2MB: 50, NVLink: true, NVLinkGBps: 200, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 	"h20":        {Description: "NVIDIA H20 96GB", Arch: ArchHopper, PeakBF16TFLOPS: 148, PeakFP8TFLOPS: 296, MemoryGiB: 96, HBMGBps: 4000, SMs: 78, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
-	"a100":       {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
-	"a800":       {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
+	"a100":       {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, L2MB: 40, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
+	"a800":       {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, L2MB: 40, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"l40s":       {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"rtx4090d":   {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"rtxpro6000": {Description: "NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB (PCIe, no NVLink)", Arch: ArchBlackwell, PeakBF16TFLOPS: 500, PeakFP8TFLOPS: 1000, MemoryGiB: 96, HBMGBps: 1597, SMs: 188, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},

@@ -94,6 +94,7 @@ func chainBusy(d *Device, p realPoint) []float64 {
 // evenly between two calls lies between them).
 func predictPoint(d *Device, p realPoint, busyUs []float64) float64 {
 	r := Roofline{Device: d, NCCL: true, LegacyIndexSelect: p.legacyTorch}
+	r.RepeatedBlockBytes = p.blockBytes
 	if p.meas != CUDAEvent || len(busyUs) == 0 {
 		return r.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
 	}

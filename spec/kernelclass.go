@@ -131,8 +131,15 @@ type Curve struct {
 	// is a two-level roofline: the larger of all bytes at the L2 rate and
 	// the bytes past L2ResidentMB at the HBM rate, so a kernel whose
 	// traffic fits the L2 is not free but runs at the L2 rate; 0 = no L2
-	// roof (the resident bytes cost nothing).
+	// roof (the resident bytes cost nothing). For the GEMM class it is the
+	// rate of a warm GEMM's weights (WarmFloorUs); for a cold GEMM it never
+	// binds.
 	L2Gain float64
+	// WarmFloorUs replaces FloorUs for a GEMM whose weights are still in
+	// the L2 from the block before (warml2.go: a profiler repeating one
+	// block); its memory time is then the weights at the L2 rate (L2Gain)
+	// plus its K loop (IterUs a step). 0: never priced warm.
+	WarmFloorUs float64
 	// NetFloorUs replaces FloorUs for a collective whose group spans
 	// nodes: the network's latency (NIC, proxy thread, RDMA round trip)
 	// in place of NVLink's; 0 = FloorUs. Vidur's H100 DGX send/recv rows

@@ -37,7 +37,10 @@ type realPoint struct {
 	// legacyTorch: the file was taken on PyTorch before 2.8
 	// (Roofline.LegacyIndexSelect): Vidur's legacy mlp.csv.
 	legacyTorch bool
-	ms          float64
+	// blockBytes: the GEMM weights on one GPU of the block a linear-op
+	// row's profiler runs over and over (Roofline.RepeatedBlockBytes).
+	blockBytes float64
+	ms         float64
 	// A CUDA_EVENT linear row is timed op after op in the profiler's
 	// forward pass (eventchain.go): seq is the row's ops in that order,
 	// calls the positions of this op in it (the embedding runs twice), and
@@ -280,6 +283,12 @@ func linearRow(r realRow, base realPoint, names []string) []realPoint {
 	ops = append(append(ops, first...), last...)
 	ops = append(ops, Op{Name: OpAdd, Family: FamilyLinear, Kernels: 1, Width: h, ElemBytes: 2})
 	t := r.num("num_tokens")
+	block := 0.0
+	for _, name := range names {
+		if o, ok := findOp(ops, name); ok && gemmKLoop(&o) > 0 {
+			block += float64(o.K * o.N * o.ElemBytes)
+		}
+	}
 	var pts []realPoint
 	for _, name := range names {
 		o, ok := findOp(ops, name)
@@ -287,6 +296,7 @@ func linearRow(r realRow, base realPoint, names []string) []realPoint {
 			continue
 		}
 		p := base
+		p.blockBytes = block
 		p.op, p.x = o, []float64{t}
 		pts = append(pts, p)
 	}

@@ -61,6 +61,12 @@ type Roofline struct {
 	// (fused) Triton kernels for disabled custom ops"). What changes in
 	// the price is in qknorm.go.
 	Compiled bool
+	// RepeatedBlockBytes is, for a profile that runs one transformer block
+	// over and over (Frontier's linear-op profiler), the bytes of that
+	// block's GEMM weights on one GPU; when they fit in the L2, its GEMMs
+	// stream their weights from there (warml2.go). 0: serving, every
+	// layer's weights read from HBM.
+	RepeatedBlockBytes float64
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
@@ -130,6 +136,11 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	}
 	if iters := gemmKLoop(o); c.IterUs > 0 && iters > 0 {
 		memUs = math.Max(memUs, iters*c.IterUs)
+		if c.WarmFloorUs > 0 && r.weightsInL2(o) {
+			// Weights still in the L2 from the block before (warml2.go).
+			floorUs += c.WarmFloorUs - c.FloorUs
+			memUs = bytes/(hbmBps*c.L2Gain)*1e6 + iters*c.IterUs
+		}
 	}
 	if iters := fusedMoEKLoop(o, x); c.IterUs > 0 && iters > 0 {
 		memUs = math.Max(memUs, iters*c.IterUs)

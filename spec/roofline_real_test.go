@@ -33,9 +33,9 @@ var realProfileBounds = map[string][2]float64{
 	"frontier-a800-qwen3-30b-a3b CUDA_EVENT":            {9.5, 17},
 	"frontier-a800-qwen3-30b-a3b KERNEL_ONLY":           {12.6, 18.5},
 	"frontier-h800/Phi-tiny-MoE-instruct CUDA_EVENT":    {6, 14},
-	"frontier-h800/Phi-tiny-MoE-instruct KERNEL_ONLY":   {8.6, 31},
+	"frontier-h800/Phi-tiny-MoE-instruct KERNEL_ONLY":   {7, 15},
 	"frontier-h800/Qwen3-30B-A3B-tiny CUDA_EVENT":       {6, 14},
-	"frontier-h800/Qwen3-30B-A3B-tiny KERNEL_ONLY":      {6.2, 19.5},
+	"frontier-h800/Qwen3-30B-A3B-tiny KERNEL_ONLY":      {5.3, 10},
 	"frontier-h800/llama2_7b_dense_example CUDA_EVENT":  {6, 14},
 	"frontier-h800/llama2_7b_dense_example KERNEL_ONLY": {6.1, 10.7},
 	"vidur-h100/Llama-2-7b-hf KERNEL_ONLY":              {10.6, 17},
@@ -208,6 +208,9 @@ func formatCurves(name string, c Curves) string {
 		}
 		if v.L2Gain > 0 {
 			fmt.Fprintf(&b, ", L2Gain: %.3g", v.L2Gain)
+		}
+		if v.WarmFloorUs > 0 {
+			fmt.Fprintf(&b, ", WarmFloorUs: %.3g", v.WarmFloorUs)
 		}
 		if v.NetFloorUs > 0 {
 			fmt.Fprintf(&b, ", NetFloorUs: %.3g", v.NetFloorUs)
