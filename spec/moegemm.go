@@ -102,8 +102,9 @@ func (o *Op) batchTokens(x []float64) float64 {
 
 // groupedGEMMEfficiency is the fraction of the roof the grouped GEMM
 // reaches for features x with overheadRows the per-expert overhead in
-// token rows (the formula above).
-func groupedGEMMEfficiency(o *Op, x []float64, overheadRows float64) float64 {
+// token rows (the formula above) and its tiles' MMA at tileEff of the
+// roof's rate (moeconfig.go; 1 under a tuned config).
+func groupedGEMMEfficiency(o *Op, x []float64, overheadRows, tileEff float64) float64 {
 	r := x[0]
 	if r <= 0 {
 		return 1
@@ -111,7 +112,7 @@ func groupedGEMMEfficiency(o *Op, x []float64, overheadRows float64) float64 {
 	active := o.activeExperts(x)
 	m := r / active
 	bm := fusedMoEBlockM(o.batchTokens(x), float64(max(o.LocalExperts, 1)))
-	return m / (bm*math.Ceil(m/bm) + overheadRows)
+	return m / (bm*math.Ceil(m/bm)/tileEff + overheadRows)
 }
 
 // ridgeRows is the token rows of one expert whose MMA time at roof (of

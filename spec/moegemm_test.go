@@ -23,7 +23,7 @@ func TestGroupedGEMMEfficiency(t *testing.T) {
 		// Fewer active experts than local ones: rows per active expert.
 		{"skewed routing", 64, 32, 0, 2.0 / 16},
 	} {
-		got := groupedGEMMEfficiency(&o, []float64{tc.routed, 0, tc.active}, tc.overhead)
+		got := groupedGEMMEfficiency(&o, []float64{tc.routed, 0, tc.active}, tc.overhead, 1)
 		if math.Abs(got-tc.wantEff) > 1e-12 {
 			t.Errorf("%s: efficiency %.4f, want %.4f", tc.name, got, tc.wantEff)
 		}

@@ -115,7 +115,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 			// GEMMs run in whole waves of output tiles over the SMs.
 			eff *= r.waveUtilisation(x[0], o.N, o.K)
 		case c.TileLoadShare > 0 && o.Name == OpMoEGroupedGEMM:
-			eff *= groupedGEMMEfficiency(o, x, c.TileLoadShare*r.ridgeRows(o, roof, fp8, c.MemEff))
+			eff *= groupedGEMMEfficiency(o, x, c.TileLoadShare*r.ridgeRows(o, roof, fp8, c.MemEff), r.moeTileEff(o, x, fp8))
 		case c.HalfFLOPs > 0:
 			eff *= flops / (flops + c.HalfFLOPs)
 		}
