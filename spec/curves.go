@@ -34,6 +34,13 @@ func archCurves(arch string) Curves {
 		c.FP8TritonMoEEff = 0
 		c.Class[ClassMoEGEMM].DefaultTileEff = 0
 		return c
+	case ArchBlackwell:
+		// The one Blackwell MoE run ftk replays (LLMServingSim's RTX PRO
+		// 6000, README) is vLLM 0.19.0, after PR #34846: no old-default
+		// penalty either.
+		c := hopperCurves
+		c.Class[ClassMoEGEMM].DefaultTileEff = 0
+		return c
 	}
 	return hopperCurves
 }
@@ -99,8 +106,8 @@ func archCurves(arch string) Curves {
 //     value within PR #34846's H100 measurement (old default at most 2x
 //     the new, tuned-like one for many-expert models up to 4,096 tokens:
 //     TestDefaultMoEConfigTiles, 1.97x at OLMoE's 4,096 tokens) is taken.
-//     Ampere borrows it with the class; Ada has none (its data and runs
-//     are vLLM after PR #34846);
+//     Ampere borrows it with the class; Ada and Blackwell have none (their
+//     data and runs are vLLM after PR #34846);
 //   - ColdHostFactor 1: the H800 MoE files time standalone_legacy and
 //     prefill_hot gating alike (ratio 0.96-1.06).
 //

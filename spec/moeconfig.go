@@ -29,7 +29,8 @@ package spec
 // fusedMoEBlockM and fusedMoEBlockK do); runs of vLLM after PR #34846,
 // whose defaults copy the tuned configs' tiles (vLLM PR #53710: within
 // 4-8% of a tuned config at 2-4,096 tokens on an L40S), are priced
-// slower than they ran.
+// slower than they ran on Hopper; Ada and Blackwell, whose public runs
+// are all such, take no penalty (curves.go).
 
 // tunedMoEShape is a fused-MoE config file's key: ftk's device name, the
 // local experts (E) and the expert width on the rank (N).

@@ -67,6 +67,10 @@ func TestDefaultMoEConfigTiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pro6000, err := LookupDevice("rtxpro6000")
+	if err != nil {
+		t.Fatal(err)
+	}
 	fp8 := shapes["Qwen3-MoE"]
 	fp8.FP8, fp8.ElemBytes = true, 1
 	for _, tc := range []struct {
@@ -79,6 +83,7 @@ func TestDefaultMoEConfigTiles(t *testing.T) {
 		{"tuned config (Mixtral-8x7B TP2 on H100)", h100, moe(8, 7168, 4096, 2), 4096},
 		{"FP8 (roof chosen on its own kernel times)", h100, fp8, 4096},
 		{"Ada (vLLM after PR #34846)", l40s, shapes["Qwen3-MoE"], 4096},
+		{"Blackwell (vLLM after PR #34846)", pro6000, shapes["Qwen3-MoE"], 4096},
 	} {
 		if r := defaultOverTuned(t, tc.d, tc.o, tc.tokens); math.Abs(r-1) > 1e-12 {
 			t.Errorf("%s: old-default penalty %.3fx, want none", tc.name, r)
