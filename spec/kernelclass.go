@@ -124,6 +124,13 @@ type Curve struct {
 	// GEMM classes it is one step of a thread block's K loop (gemmKLoop,
 	// fusedMoEKLoop); for the MoE shuffle one pass of its counting loop.
 	IterUs float64
+	// RowUs is the norm kernel's time per row (qknorm.go): vLLM's
+	// rms_norm custom op runs one thread block per row, and over Qwen3's
+	// head rows of 128 elements the blocks' load-reduce-scale chain, not
+	// bandwidth, sets the pace. A floor under the memory time (max), so
+	// wide rows (a token's hidden state) never reach it; not applied
+	// compiled (Roofline.Compiled: Inductor's norm kernels). 0: none.
+	RowUs float64
 	// L2ResidentMB is the megabytes of a memory-bound elementwise
 	// kernel's traffic served by the L2 cache rather than HBM: its input
 	// was written by the kernel before it, and its own writes end in the

@@ -17,6 +17,22 @@ package spec
 // (vLLM's rms_norm kernel takes the rows of the flattened input), each
 // copy as the copy class's kernel over the slice (read and written once).
 //
+// Over head rows the norm is slow for its bytes: one thread block of 128
+// threads per 128-element row (vLLM csrc/layernorm_kernels.cu,
+// block(min(hidden_size, 1024))), each a dependent load, block reduction
+// and scaling pass, so the rows' count, not their bytes, sets the time
+// (Curve.RowUs). On the A800 kernel-traced rows (Frontier's linear-op
+// profiler, frontier/profiling/linear_op/linear_op_impl.py: the QKV GEMM,
+// then vLLM's rms_norm over the q and k head views, in one timer) the
+// operator less its GEMM (whose time the output projection of the same K
+// fixes, gemmtiles.go) grows 2.1-2.3 ns per head row from 1,024 to 4,096
+// tokens at TP2 and TP4 (q and k, norm and copy together), where the
+// norm and copy classes gave 0.7. Public cross-checks of the kind:
+// FlashInfer issue #2396 (January 2026, B200, Llama-4-Scout) times the
+// per-head Q norm at 345 us against 60 us for the token-row norm of the
+// same bytes, and Liger-Kernel PR #731 (A100, 2025) speeds head-row
+// RMSNorm up 2-4x by normalising many rows per block.
+//
 // Compiled (Roofline.Compiled: vLLM's torch.compile, every mode but
 // --enforce-eager) the norms are Inductor's Triton kernels generated from
 // RMSNorm.forward_native, not the rms_norm custom op: they load the

@@ -131,6 +131,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		// roofline, the L2 roof over all bytes, HBM's over the rest.
 		memUs = math.Max(memUs, bytes/(hbmBps*c.L2Gain)*1e6)
 	}
+	if c.RowUs > 0 && len(x) > 0 && ClassOf(o.Name) == ClassNorm && !r.Compiled {
+		memUs = math.Max(memUs, x[0]*c.RowUs)
+	}
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}

@@ -206,6 +206,9 @@ func formatCurves(name string, c Curves) string {
 		if v.IterUs > 0 {
 			fmt.Fprintf(&b, ", IterUs: %.3g", v.IterUs)
 		}
+		if v.RowUs > 0 {
+			fmt.Fprintf(&b, ", RowUs: %.3g", v.RowUs)
+		}
 		if v.L2ResidentMB > 0 {
 			fmt.Fprintf(&b, ", L2ResidentMB: %.3g", v.L2ResidentMB)
 		}
@@ -232,8 +235,12 @@ func formatCurves(name string, c Curves) string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t%q: {PreUs: %.3g, Us: %.3g},\n", n, c.Host[n].PreUs, c.Host[n].Us)
 	}
-	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, FP8TritonMoEEff: %g, KernelHostUs: %g, EventGapUs: %.3g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}}\n",
+	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, FP8TritonMoEEff: %g, KernelHostUs: %g, EventGapUs: %.3g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}",
 		c.ColdHostFactor, c.FP8ComputeEff, c.FP8TritonMoEEff, c.KernelHostUs, c.EventGapUs, c.CustomAllReduce.FloorUs, c.CustomAllReduce.MemEff)
+	if len(c.GEMMTiles) > 0 {
+		b.WriteString(", GEMMTiles: ampereGEMMTiles") // a fixed table (gemmtiles.go), not fitted
+	}
+	b.WriteString("}\n")
 	return b.String()
 }
 
