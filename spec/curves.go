@@ -229,7 +229,14 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // best at 1.5 ns, 3.0%, eager rows alone at 1.1 ns, 5.9%; 1.3 gives the
 // least sum, 3.8% and 7.2%, held-out rows 3.9%), then the linear and
 // attention host terms refitted (fitEventChain, kernel terms held; eager
-// pre_proj 7.2 -> 6.7%). ColdHostFactor 3 is
+// pre_proj 7.2 -> 6.7%). The rotary embedding's FullIterUs (1.4 us; scan
+// 1.2-1.6 in 0.1 on the kernel-traced rows: 5.5, 3.9, 3.3, 6.5, 10.6%)
+// is set by its TP4 rows: vLLM's kernel loops over the q heads, then the
+// k heads (csrc/pos_encoding_kernels.cu, apply_rotary_embedding: 512
+// threads, so at TP4 one full and one 64-lane iteration a token), and
+// from ~450 tokens the time grows 6.5 ns a token at TP4 against 9.8 at
+// TP2 (two iterations against three, where the bytes would give half);
+// TP2 and the eager TP1 rows stay bandwidth-bound. ColdHostFactor 3 is
 // docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
 // Ampere has no FP8 tensor cores (FP8ComputeEff 0: FP8 weights compute at
 // the BF16 peak). KernelHostUs is Hopper's (the A800 file times each
@@ -238,7 +245,7 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassGEMM:        {FloorUs: 10.6, MemEff: 0.805, ComputeEff: 0.783, HostPreUs: 57.6, HostUs: 17},
 	ClassNorm:        {FloorUs: 3.76, MemEff: 0.9, IterUs: 0.301, RowUs: 0.0013, HostPreUs: 1.04, HostUs: 3.43},
 	ClassAct:         {FloorUs: 6.28, MemEff: 0.89, IterUs: 1.06, HostPreUs: 8.48, HostUs: 40},
-	ClassRope:        {FloorUs: 3.98, MemEff: 0.459, IterUs: 0.0924, HostPreUs: 28.2, HostUs: 9.82},
+	ClassRope:        {FloorUs: 3.98, MemEff: 0.459, IterUs: 0.0924, FullIterUs: 1.4, HostPreUs: 28.2, HostUs: 9.82},
 	ClassAdd:         {FloorUs: 2.86, MemEff: 0.92, L2ResidentMB: 12.1, HostPreUs: 28.1, HostUs: 33.2},
 	ClassEmbedding:   {FloorUs: 2.87, MemEff: 0.92, SmallIndexUs: 0.725, HostPreUs: 1, HostUs: 1},
 	ClassCopy:        {FloorUs: 3.74, MemEff: 0.771, HostPreUs: 17.1, HostUs: 16},

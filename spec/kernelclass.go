@@ -124,6 +124,12 @@ type Curve struct {
 	// GEMM classes it is one step of a thread block's K loop (gemmKLoop,
 	// fusedMoEKLoop); for the MoE shuffle one pass of its counting loop.
 	IterUs float64
+	// FullIterUs is one loop iteration of a one-block-per-token kernel
+	// (tokenBlockLoop) when the SMs are full of its blocks: many tokens
+	// take tokens / resident blocks x iterations x FullIterUs, blocks
+	// retiring and refilling continuously (IterUs is an iteration in a
+	// partial wave, at unloaded latency). 0: none.
+	FullIterUs float64
 	// RowUs is the norm kernel's time per row (qknorm.go): vLLM's
 	// rms_norm custom op runs one thread block per row, and over Qwen3's
 	// head rows of 128 elements the blocks' load-reduce-scale chain, not

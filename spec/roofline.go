@@ -157,6 +157,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		// looping iters times: whole waves of them.
 		resident := float64(d.SMs) * math.Floor(maxThreadsPerSM/threads)
 		memUs = math.Max(memUs, math.Ceil(x[0]/resident)*iters*c.IterUs)
+		// Many tokens: blocks retire and refill the SMs continuously,
+		// each iteration at its loaded latency (Curve.FullIterUs).
+		memUs = math.Max(memUs, x[0]/resident*iters*c.FullIterUs)
 	}
 	epilogueUs := 0.0
 	if e := r.fusedMoEEpilogueUs(o, x); e > 0 {

@@ -206,6 +206,9 @@ func formatCurves(name string, c Curves) string {
 		if v.IterUs > 0 {
 			fmt.Fprintf(&b, ", IterUs: %.3g", v.IterUs)
 		}
+		if v.FullIterUs > 0 {
+			fmt.Fprintf(&b, ", FullIterUs: %.3g", v.FullIterUs)
+		}
 		if v.RowUs > 0 {
 			fmt.Fprintf(&b, ", RowUs: %.3g", v.RowUs)
 		}
