@@ -56,9 +56,10 @@ type StepObserver interface {
 }
 
 // engine is one serving replica: the scheduler's policy driven through
-// time. A batch runs through the pipeline stages in order; up to PP batches
-// are in flight, and a new one is scheduled whenever stage 0 is free and a
-// batch slot is open.
+// time. A batch runs through the pipeline stages in order and up to PP
+// batches are in flight. Without PP a new one is scheduled when the last
+// one's outputs are back; with PP the engine core keeps a batch queue (see
+// batchQueue) and schedules only when a batch returns or when it is idle.
 type engine struct {
 	id       int
 	role     string // RoleReplica, RolePrefill or RoleDecode
@@ -142,14 +143,35 @@ func newEngine(loop *Loop, p engineParts) *engine {
 // added to the scheduler between those blocking waits (run_busy_loop,
 // _process_input_queue), so one arriving during batch n joins batch n+2,
 // which starts when n+1 ends. Without async scheduling it joins n+1.
+//
+// With pipeline parallelism a request arriving while any batch is in flight
+// waits for the next batch to come back (see batchQueue).
 func (e *engine) Admit(nowS float64, q *spec.Request) {
-	if e.async && e.pp == 1 && e.group == nil && e.inflight > 0 {
+	if (e.batchQueue() || e.async && e.pp == 1 && e.group == nil) && e.inflight > 0 {
 		e.pending = append(e.pending, *q)
 		return
 	}
 	e.sched.admit(q)
 	e.kick(nowS)
 }
+
+// batchQueue reports whether the engine core runs pipeline stages from a
+// batch queue, as vLLM V1 does whenever max_concurrent_batches (the PP
+// size) is above 1 (v1/engine/core.py, EngineCore.__init__ and
+// step_with_batch_queue). The core schedules without blocking while the
+// queue has room and the scheduler returns work: the next micro-batch is
+// chosen at once, not when stage 0 frees, and waits for stage 0 on the
+// workers. When the queue is full or nothing is schedulable (a request
+// whose previous micro-batch is in flight is not rescheduled until its
+// output is back: Scheduler.schedule finds no new tokens for it), the core
+// blocks on the oldest batch, applies its output (update_from_output) and
+// only then reads new requests (run_busy_loop, _process_input_queue) and
+// schedules again. So a request that arrives while a batch is in flight
+// joins the first batch scheduled after the next one returns, and requests
+// that arrive between returns share a micro-batch instead of opening one
+// each. Every schedule call has the whole token budget; max_num_seqs
+// counts the running requests of all micro-batches together.
+func (e *engine) batchQueue() bool { return e.pp > 1 && e.group == nil }
 
 // releasePending hands the requests held by Admit to the scheduler,
 // reporting whether there were any.
@@ -170,6 +192,9 @@ func (e *engine) kick(nowS float64) {
 	if e.group != nil {
 		e.group.kick(nowS)
 		return
+	}
+	if e.batchQueue() && e.inflight > 0 {
+		return // the core is blocked on a batch: it schedules when one returns
 	}
 	if e.inflight < e.pp && e.stageFreeS[0] <= nowS && e.stepAtS != nowS {
 		e.stepAtS = nowS
@@ -196,11 +221,25 @@ func (e *engine) Handle(nowS float64, kind, arg int) {
 }
 
 // tryStep schedules and launches a batch if stage 0 is free and a batch
-// slot is open.
+// slot is open; with a batch queue, batches until the queue is full or
+// nothing is left to schedule.
 func (e *engine) tryStep(nowS float64) {
+	if e.batchQueue() {
+		e.releasePending()
+		for e.inflight < e.pp && e.launch(nowS) {
+		}
+		return
+	}
 	if e.inflight == e.pp || e.stageFreeS[0] > nowS {
 		return
 	}
+	e.launch(nowS)
+}
+
+// launch schedules a batch into a free slot and sends it through the
+// stages, each stage taking it when free; it reports whether anything was
+// scheduled.
+func (e *engine) launch(nowS float64) bool {
 	slot := 0
 	for e.busy[slot] {
 		slot++
@@ -216,7 +255,7 @@ func (e *engine) tryStep(nowS float64) {
 	}
 	e.releasePending()
 	if !ok {
-		return
+		return false
 	}
 	e.busy[slot] = true
 	e.inflight++
@@ -239,12 +278,10 @@ func (e *engine) tryStep(nowS float64) {
 		}
 	}
 	e.loop.Schedule(t, PriorityEngine, e, evBatchDone, slot)
-	if e.pp > 1 && e.stageFreeS[0] < t {
-		e.loop.Schedule(e.stageFreeS[0], PriorityEngine, e, evStep, 0)
-	}
 	if e.observer != nil {
 		e.observe(b, nowS, t)
 	}
+	return true
 }
 
 func (e *engine) observe(b *batch, startS, endS float64) {

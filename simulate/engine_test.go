@@ -220,10 +220,13 @@ func TestTP2FasterByCostModel(t *testing.T) {
 
 // PP=2: a batch crosses both stages in turn (its time is the sum of the
 // stage costs, the first including the activation send) and at most two
-// batches are in flight, each stage busy with one at a time.
+// batches are in flight, each stage busy with one at a time. The requests
+// arriving during the first batch join when it returns; a token budget of
+// 1,000 splits them over two micro-batches.
 func TestPipelineParallel(t *testing.T) {
 	cfg := testConfig()
 	cfg.Layout.PP = 2
+	cfg.Engine.MaxNumBatchedTokens = 1000
 	_, sink, log, _ := simulate(t, cfg, reqs([3]float64{0, 1000, 3}, [3]float64{0.0001, 500, 30}, [3]float64{0.0002, 200, 30}, [3]float64{0.0003, 300, 30}))
 	first := log.steps[0]
 	if got, want := first.EndS-first.StartS, price(t, cfg, prefillShape(1000, 0)); first.Seqs != 1 || !near(got, want) {
