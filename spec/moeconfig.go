@@ -42,11 +42,14 @@ type tunedMoEShape struct {
 // vllmTunedMoEConfigs are the BF16 config files vLLM ships for shapes of
 // ftk's catalog, as far as ftk knows them: Mixtral-8x7B at TP2 on an H100
 // (PR #24700's log: "Using configuration from .../E=8,N=7168,
-// device_name=NVIDIA_H100_80GB_HBM3.json"). Qwen3-30B-A3B at TP1 on an
-// H100 (E=128, N=768) had none in vLLM 0.10 (PR #23151, August 2025:
-// "WO tuned configs").
+// device_name=NVIDIA_H100_80GB_HBM3.json") and at TP4 and TP8 (E=8,
+// N=3584 and N=1792, same GPU, in vllm-project/vllm's configs directory).
+// Qwen3-30B-A3B at TP1 on an H100 (E=128, N=768) had none in vLLM 0.10
+// (PR #23151, August 2025: "WO tuned configs").
 var vllmTunedMoEConfigs = map[tunedMoEShape]bool{
 	{"h100", 8, 7168}: true,
+	{"h100", 8, 3584}: true,
+	{"h100", 8, 1792}: true,
 }
 
 // moeTileEff is the MMA rate of grouped GEMM o's tiles at features x as

@@ -81,6 +81,7 @@ func TestDefaultMoEConfigTiles(t *testing.T) {
 	}{
 		{"small-batch branch (tokens <= local experts)", h100, shapes["Qwen3-MoE"], 128},
 		{"tuned config (Mixtral-8x7B TP2 on H100)", h100, moe(8, 7168, 4096, 2), 4096},
+		{"tuned config (Mixtral-8x7B TP8 on H100)", h100, moe(8, 1792, 4096, 2), 4096},
 		{"FP8 (roof chosen on its own kernel times)", h100, fp8, 4096},
 		{"Ada (vLLM after PR #34846)", l40s, shapes["Qwen3-MoE"], 4096},
 		{"Blackwell (vLLM after PR #34846)", pro6000, shapes["Qwen3-MoE"], 4096},
