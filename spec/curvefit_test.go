@@ -66,7 +66,7 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			}
 		}
 		cur := fitted.Class[c]
-		kfields := kernelFields(&cur, c, arch, legacyGathers(kern))
+		kfields := kernelFields(&cur, c, arch, legacyRows(kern))
 		if crossNode(kern) {
 			if cur.NetFloorUs == 0 {
 				cur.NetFloorUs = cur.FloorUs
@@ -137,13 +137,15 @@ const (
 	maxL2Gain = 5
 )
 
-// legacyGathers reports whether pts hold an embedding gather that PyTorch
-// before 2.8 ran with its large-index kernel: only then is
-// Curve.LegacyGatherEff fitted (without such rows it would drift along a
-// direction the error does not see).
-func legacyGathers(pts []realPoint) bool {
+// legacyRows reports whether pts hold an op that an older stack
+// (Roofline.LegacyStack) runs with a kernel of its own: an embedding gather
+// PyTorch before 2.8 ran with its large-index kernel, or PyTorch's residual
+// add. Only then are Curve.LegacyGatherEff and Curve.LegacyFloorUs fitted
+// (without such rows they would drift along a direction the error does not
+// see).
+func legacyRows(pts []realPoint) bool {
 	for _, p := range pts {
-		if p.legacyTorch && p.op.Name == OpEmb && p.x[0] > smallIndexMax {
+		if p.legacyTorch && (p.op.Name != OpEmb || p.x[0] > smallIndexMax) {
 			return true
 		}
 	}
@@ -185,6 +187,9 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 		if c.LegacyGatherEff > 0 && legacy {
 			f = append(f, field{&c.LegacyGatherEff, true, 0, maxMemEff})
 		}
+	}
+	if c.LegacyFloorUs > 0 && legacy {
+		f = append(f, field{&c.LegacyFloorUs, false, minFloorUs, maxFloorUs})
 	}
 	if k == ClassAct || k == ClassRope || k == ClassNorm || k == ClassMoEShuffle || k == ClassMoEGEMM {
 		if c.IterUs == 0 {

@@ -109,10 +109,10 @@ func chainBusy(d *Device, p realPoint) []float64 {
 // mean when p's op runs more than once a pass (the median of samples split
 // evenly between two calls lies between them).
 func predictPoint(d *Device, p realPoint, busyUs []float64) float64 {
-	r := Roofline{Device: d, NCCL: true, LegacyIndexSelect: p.legacyTorch}
+	r := Roofline{Device: d, NCCL: true, LegacyStack: p.legacyTorch}
 	r.RepeatedBlockBytes = p.blockBytes
 	if p.meas != CUDAEvent || len(busyUs) == 0 {
-		return r.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path)
+		return traceReadingMs(p, r.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path))
 	}
 	var s float64
 	for _, b := range busyUs {

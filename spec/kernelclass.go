@@ -107,7 +107,7 @@ type Curve struct {
 	SmallIndexUs float64
 	// LegacyGatherEff replaces MemEff for the embedding gather of more
 	// than smallIndexMax tokens under PyTorch before 2.8
-	// (Roofline.LegacyIndexSelect): index_select then ran its scalar
+	// (Roofline.LegacyStack): index_select then ran its scalar
 	// large-index kernel (indexSelectLargeIndex: one 2-byte element a
 	// thread, min(elements/128, 8 x SMs) blocks of 128 threads, so 1,024
 	// threads a SM), which reaches a fraction of HBM bandwidth (pytorch
@@ -118,6 +118,19 @@ type Curve struct {
 	// token, 16-byte loads: IndexKernelUtils.cu,
 	// vectorized_gather_kernel), which MemEff prices. 0: no legacy path.
 	LegacyGatherEff float64
+	// LegacyFloorUs replaces FloorUs under Roofline.LegacyStack; 0: no
+	// legacy kernel. The residual add: an older stack runs PyTorch's
+	// element-wise add (Vidur's profiling/mlp/mlp_impl.py times residual +
+	// hidden_states), while on a vLLM stack the add is fused into the
+	// RMSNorm after it (fused_add_rms_norm, csrc/layernorm_kernels.cu) and
+	// Frontier's linear-op profiler times the add of a model it does not
+	// mark as fused (phimoe) around that call
+	// (frontier/profiling/linear_op/linear_op_impl.py, GPTBlock): a
+	// per-token reduction kernel, whose launch costs about 1 us more
+	// (Phi-tiny-MoE's add on the H800, 2.8-3.1 us, reads between its two
+	// norms; Vidur's H100 add of 1-8 tokens reads 1 us, truncated from
+	// 1.8-2 us: realprofile_test.go, wholeMicroseconds).
+	LegacyFloorUs float64
 	// IterUs is one loop iteration of a kernel that runs one thread block
 	// per token (tokenBlockLoop): with few tokens the block's serial loop
 	// over the token's elements, not bandwidth, sets the time. For the

@@ -44,8 +44,10 @@ func (r Roofline) fusedMoEEpilogueUs(o *Op, x []float64) float64 {
 	actUs := r.KernelMs(&act, []float64{rows}) * 1e3
 	// moe_sum reads top-k rows of the hidden size per token and writes
 	// one: a memory-bound element-wise kernel priced on the residual
-	// add's curve (ClassAdd), the L2-resident part of its bytes free as
-	// there.
+	// add's curve (ClassAdd: vLLM's floor, FloorUs), the L2-resident part
+	// of its bytes free as there; without the add's L2 roof (L2Gain),
+	// which was fitted on PyTorch's add of Vidur's stack after the fused-MoE
+	// terms were (curves.go).
 	c := r.Device.Curves.Class[ClassAdd]
 	sumBytes := actBytes * tokens * float64(o.K) * float64(max(o.TopK, 1)+1)
 	sumUs := c.FloorUs + math.Max(sumBytes-c.L2ResidentMB*1e6, 0)/(r.Device.HBMGBps*1e9*c.MemEff)*1e6

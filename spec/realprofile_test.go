@@ -35,12 +35,16 @@ type realPoint struct {
 	path    string // MoE routing path
 	headDim int    // of the profiled model (profileHeadDim)
 	// legacyTorch: the file was taken on PyTorch before 2.8
-	// (Roofline.LegacyIndexSelect): Vidur's legacy mlp.csv.
+	// (Roofline.LegacyStack): Vidur's legacy mlp.csv.
 	legacyTorch bool
 	// blockBytes: the GEMM weights on one GPU of the block a linear-op
 	// row's profiler runs over and over (Roofline.RepeatedBlockBytes).
 	blockBytes float64
-	ms         float64
+	// wholeUs: every sample of the row is a whole number of microseconds
+	// (wholeMicroseconds): a kernel trace that truncated each kernel's
+	// duration, so the row reads the floor of the kernel time.
+	wholeUs bool
+	ms      float64
 	// A CUDA_EVENT linear row is timed op after op in the profiler's
 	// forward pass (eventchain.go): seq is the row's ops in that order,
 	// calls the positions of this op in it (the embedding runs twice), and
@@ -183,7 +187,7 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 			rowMeas = KernelOnly
 		}
 		base := realPoint{profile: dir + " " + rowMeas, file: rel, line: li + 2, device: profileDevice(top), meas: rowMeas, headDim: profileHeadDim(rel),
-			legacyTorch: filepath.Base(rel) == "mlp.csv"}
+			legacyTorch: filepath.Base(rel) == "mlp.csv", wholeUs: wholeMicroseconds(r, ops)}
 		var rowPts []realPoint
 		switch {
 		case col["collective"] > 0:

@@ -43,14 +43,16 @@ type Roofline struct {
 	// the host with earlier work when the op's start event is recorded
 	// (eventchain.go); 0: the op is timed in isolation.
 	BusyUs float64
-	// LegacyIndexSelect prices the embedding gather as PyTorch before 2.8
-	// ran it (Curve.LegacyGatherEff): what a profile taken on such a stack
-	// measures (Vidur's H100 profile, sarathi-serve's layers, 2024: its
-	// gather moves 16 KB a token at 0.6 TB/s, where Frontier's H800 and
-	// A800 profiles, taken under vLLM with PyTorch 2.8 or later, reach
-	// the HBM roof). vLLM's main branch moved to PyTorch 2.8.0 in August
-	// 2025 (vllm PR #20358).
-	LegacyIndexSelect bool
+	// LegacyStack prices ops as an older stack ran them (Vidur's H100
+	// profile, sarathi-serve's layers on PyTorch before 2.8, 2024):
+	//   - the embedding gather with PyTorch's large-index kernel
+	//     (Curve.LegacyGatherEff): its gather moves 16 KB a token at 0.6
+	//     TB/s, where Frontier's H800 and A800 profiles, taken under vLLM
+	//     with PyTorch 2.8 or later, reach the HBM roof (vLLM's main branch
+	//     moved to PyTorch 2.8.0 in August 2025, vllm PR #20358);
+	//   - the residual add as PyTorch's element-wise add
+	//     (Curve.LegacyFloorUs), not vLLM's add fused into RMSNorm.
+	LegacyStack bool
 	// Compiled prices the ops as vLLM runs them under torch.compile with
 	// Inductor, its default in every execution mode but --enforce-eager:
 	// vLLM's custom ops (RMSNorm, rotary embedding, ...) are then disabled
@@ -89,6 +91,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		c = d.Curves.CustomAllReduce
 	}
 	floorUs := float64(o.Kernels) * c.FloorUs
+	if r.LegacyStack && c.LegacyFloorUs > 0 {
+		floorUs = float64(o.Kernels) * c.LegacyFloorUs
+	}
 	qkNormUs := 0.0
 	if o.qkNorm() {
 		floorUs, qkNormUs = c.FloorUs, r.qkNormUs(o, x)
@@ -122,7 +127,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		computeUs = flops / (d.PeakTFLOPS(fp8) * 1e12 * eff) * 1e6
 	}
 	hbmBps := d.HBMGBps * 1e9 * c.MemEff
-	if r.LegacyIndexSelect && c.LegacyGatherEff > 0 && o.Name == OpEmb && len(x) > 0 && x[0] > smallIndexMax {
+	if r.LegacyStack && c.LegacyGatherEff > 0 && o.Name == OpEmb && len(x) > 0 && x[0] > smallIndexMax {
 		hbmBps = d.HBMGBps * 1e9 * c.LegacyGatherEff
 	}
 	memUs := math.Max(bytes-c.L2ResidentMB*1e6, 0) / hbmBps * 1e6
