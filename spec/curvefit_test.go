@@ -66,7 +66,7 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			}
 		}
 		cur := fitted.Class[c]
-		kfields := kernelFields(&cur, c, arch, legacyRows(kern))
+		kfields := kernelFields(&cur, c, arch, legacyRows(kern), pastL2(kern))
 		if crossNode(kern) {
 			if cur.NetFloorUs == 0 {
 				cur.NetFloorUs = cur.FloorUs
@@ -152,7 +152,23 @@ func legacyRows(pts []realPoint) bool {
 	return false
 }
 
-func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
+// pastL2 reports whether any of pts moves more bytes than the L2 holds
+// (maxL2ResidentMB): only then are the memory terms of a class with an L2
+// term (the add, the norm) fitted. Frontier's H800 rows move at most a
+// few MB, which the launch floor and the block loop price; fitted on them
+// alone, MemEff, L2ResidentMB and L2Gain drift along directions their
+// error does not see (a fit without Vidur's rows moved the add's L2 gain
+// and put Vidur's 4,096-token adds 49% off).
+func pastL2(pts []realPoint) bool {
+	for _, p := range pts {
+		if _, b := p.op.Work(p.x); b > maxL2ResidentMB*1e6 {
+			return true
+		}
+	}
+	return false
+}
+
+func kernelFields(c *Curve, k KernelClass, arch string, legacy, pastL2 bool) []field {
 	f := []field{{&c.FloorUs, false, minFloorUs, maxFloorUs}}
 	// Hopper's decode profiles hold contexts of at most 96 tokens: the KV
 	// stream never dominates, so its efficiency is the public figure.
@@ -170,7 +186,8 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 		}
 		return f
 	}
-	if !(k == ClassAttnDecode && arch == ArchHopper) && c.TileLoadShare == 0 {
+	l2Class := k == ClassAdd || c.L2Gain > 0
+	if !(k == ClassAttnDecode && arch == ArchHopper) && c.TileLoadShare == 0 && (pastL2 || !l2Class) {
 		f = append(f, field{&c.MemEff, true, 0, maxMemEff})
 	}
 	// Hopper's profiles hold prefill chunks of at most a few hundred
@@ -197,14 +214,14 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy bool) []field {
 		}
 		f = append(f, field{&c.IterUs, false, 0.05, 5})
 	}
-	if k == ClassAdd || c.L2Gain > 0 {
+	if l2Class && pastL2 {
 		if c.L2ResidentMB == 0 {
 			c.L2ResidentMB = 5
 		}
 		f = append(f, field{&c.L2ResidentMB, false, 0.1, maxL2ResidentMB})
 	}
 	// The L2 roof (Curve.L2Gain) is fitted where the table has one.
-	if c.L2Gain > 0 {
+	if c.L2Gain > 0 && pastL2 {
 		f = append(f, field{&c.L2Gain, false, 1, maxL2Gain})
 	}
 	// The grouped GEMM's profile rows hold at most 35 tokens per expert,
