@@ -119,7 +119,15 @@ type Curve struct {
 	// vectorized_gather_kernel), which MemEff prices. 0: no legacy path.
 	LegacyGatherEff float64
 	// LegacyFloorUs replaces FloorUs under Roofline.LegacyStack; 0: no
-	// legacy kernel. The residual add: an older stack runs PyTorch's
+	// legacy kernel. RMSNorm: Vidur's stack runs sarathi-serve's copy of
+	// vLLM's 2023 rms_norm (csrc/layernorm_kernels.cu, FasterTransformer's
+	// blockReduceSum), whose one wave of tokens takes 4.0-4.3 us on the
+	// H100 where the H800 profiles' vLLM kernel takes 2.4-3.0 us; fitted
+	// as a launch cost of its own (the H800 rows never leave one wave, so
+	// nothing else tells the two apart). Which code difference costs the
+	// microsecond is not established (vLLM has since moved to
+	// cub::BlockReduce and, in PR #26234, 2025-10-04, to 16-byte vector
+	// reads in the sum of squares). The residual add: an older stack runs PyTorch's
 	// element-wise add (Vidur's profiling/mlp/mlp_impl.py times residual +
 	// hidden_states), while on a vLLM stack the add is fused into the
 	// RMSNorm after it (fused_add_rms_norm, csrc/layernorm_kernels.cu) and
