@@ -175,7 +175,8 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy, pastL2 bool) []f
 	// Hopper's GEMM keeps its floor, MemEff and ComputeEff from their fit
 	// before the K loop came in (curves.go says why); the K loop's
 	// IterUs is fitted, and so are the warm terms of the profiles that
-	// repeat one block (warml2.go).
+	// repeat one block (warml2.go). TileL2GBps is held: it was chosen by a
+	// scan on the calibration rows (tilel2.go, README).
 	if k == ClassGEMM && arch == ArchHopper {
 		if c.IterUs == 0 {
 			c.IterUs = 0.05

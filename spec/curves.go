@@ -187,7 +187,7 @@ func archCurves(arch string) Curves {
 // profiler repeats one block that fits in the L2 (warml2.go), never
 // serving.
 var hopperCurves = Curves{Class: [numKernelClasses]Curve{
-	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, IterUs: 0.0517, L2Gain: 2.5, WarmFloorUs: 2.58, HostPreUs: 21.8, HostUs: 14.9},
+	ClassGEMM:        {FloorUs: 3.38, MemEff: 0.883, ComputeEff: 0.77, IterUs: 0.0517, L2Gain: 2.5, WarmFloorUs: 2.58, TileL2GBps: 8500, HostPreUs: 21.8, HostUs: 14.9},
 	ClassNorm:        {FloorUs: 2.08, MemEff: 0.255, LegacyFloorUs: 3.14, IterUs: 0.112, L2ResidentMB: 12.1, L2Gain: 1.73, HostPreUs: 13.7, HostUs: 19.1},
 	ClassAct:         {FloorUs: 1.49, MemEff: 0.562, IterUs: 0.361, HostPreUs: 2.77, HostUs: 22.4},
 	ClassRope:        {FloorUs: 1.67, MemEff: 0.519, IterUs: 0.413, HostPreUs: 15.4, HostUs: 21.5},

@@ -179,6 +179,11 @@ type Curve struct {
 	// block); its memory time is then the weights at the L2 rate (L2Gain)
 	// plus its K loop (IterUs a step). 0: never priced warm.
 	WarmFloorUs float64
+	// TileL2GBps is, for the GEMM class, the rate at which a GEMM's
+	// thread blocks together read their tiles' operands through the L2
+	// (tilel2.go): a floor under the time of a grid of at most one wave.
+	// 0: no such bound.
+	TileL2GBps float64
 	// NetFloorUs replaces FloorUs for a collective whose group spans
 	// nodes: the network's latency (NIC, proxy thread, RDMA round trip)
 	// in place of NVLink's; 0 = FloorUs. Vidur's H100 DGX send/recv rows

@@ -142,6 +142,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 	if c.SmallIndexUs > 0 && len(x) > 0 && x[0] <= smallIndexMax {
 		memUs = math.Max(memUs, x[0]*c.SmallIndexUs)
 	}
+	memUs = math.Max(memUs, r.tileL2Us(o, x, c)) // tilel2.go
 	if iters := gemmKLoop(o); c.IterUs > 0 && iters > 0 {
 		memUs = math.Max(memUs, iters*c.IterUs)
 		if c.WarmFloorUs > 0 && r.weightsInL2(o) {

@@ -237,6 +237,9 @@ func formatCurves(name string, c Curves) string {
 		if v.WarmFloorUs > 0 {
 			fmt.Fprintf(&b, ", WarmFloorUs: %.3g", v.WarmFloorUs)
 		}
+		if v.TileL2GBps > 0 {
+			fmt.Fprintf(&b, ", TileL2GBps: %.4g", v.TileL2GBps)
+		}
 		if v.NetFloorUs > 0 {
 			fmt.Fprintf(&b, ", NetFloorUs: %.3g", v.NetFloorUs)
 		}

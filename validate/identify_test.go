@@ -17,9 +17,9 @@ import (
 // when CUDA graphs hide the host issue cost) stay at 1 instead of trading
 // off against the host scale, and the host speed is fitted where eager
 // steps expose it. On eager runs the host scale (a few percent of a
-// host-bound step) and the host speed both lengthen every step: the host
-// speed must still come back within 12% and the held-out error stay under
-// 4% (a fixed host time per step, the correction the host scale replaced,
+// host-bound step) and the host speed both lengthen every step: the
+// held-out error must stay under 4%, and the host speed, where eager runs
+// alone pin it (a knife edge, see the case), come back within 12% (a fixed host time per step, the correction the host scale replaced,
 // traded off against the host speed: 6.4 ms and x0.81 for 1.5 ms and x1.3,
 // held out 5.6%), while the host scale is pinned only loosely there (VIF
 // about 9 against the host speed: it lands between x3 and x12 as the device
@@ -50,8 +50,16 @@ func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 		{"eager: host speed and GEMM scale", "eager", cost.Calibration{HostSpeed: 1.3, FamilyScale: map[string]float64{"linear_op": 1.25}},
 			without(CalibrationParams(), ParamHostScale), 3, 300,
 			[]string{ParamHostSpeed, "family_scale.linear_op"}, []string{"issue_scale.aten", "issue_scale.custom"}, nil},
+		// Eager runs alone pin the host speed only on a knife edge: its VIF
+		// against the host scale was 23 when the Hopper GEMM ComputeEff
+		// moved 0.770 -> 0.773, and is 17 (> 10: left at 1, the host scale
+		// x11.9 absorbing it, held out still under 4%) since one-wave GEMMs
+		// are bounded by their tile reads through the L2 (spec/tilel2.go,
+		// 2026-12-03). The pair is checked identified on the graph and eager
+		// runs of the same host (next case); here only the held-out error
+		// and the issue scales are.
 		{"eager: host scale and host speed", "eager", hostBoth, nil, 4, 1000,
-			[]string{ParamHostScale, ParamHostSpeed}, []string{"issue_scale.aten", "issue_scale.custom"}, []string{ParamHostScale}},
+			[]string{ParamHostScale}, []string{"issue_scale.aten", "issue_scale.custom"}, []string{ParamHostScale, ParamHostSpeed}},
 		{"graphs and eager: host scale and host speed", "cuda-graph,eager", hostBoth, nil, 3, 1000,
 			[]string{ParamHostScale, ParamHostSpeed}, []string{"issue_scale.custom"}, nil},
 	} {
