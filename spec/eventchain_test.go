@@ -52,19 +52,13 @@ func TestAmpereProfilerGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
-	n := 0
-	for _, p := range loadRealPoints(t) {
-		if !strings.Contains(p.profile, "a800") || p.meas != CUDAEvent || p.op.Name != OpMLPUpProj {
-			continue
-		}
-		sum += math.Abs(predictPoint(d, p, chainBusy(d, p))-p.ms) / p.ms
-		n++
-	}
+	mape, n := rowsMAPE(t, d, func(p realPoint) bool {
+		return strings.Contains(p.profile, "a800") && p.meas == CUDAEvent && p.op.Name == OpMLPUpProj
+	}, chainBusy)
 	if n < 200 {
 		t.Fatalf("%d A800 eager mlp_up_proj rows, want the file's 259", n)
 	}
-	if mape := 100 * sum / float64(n); mape > 8 {
+	if mape > 8 {
 		t.Errorf("A800 eager mlp_up_proj: MAPE %.1f%%, want <= 8%%", mape)
 	}
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"math"
 	"sort"
+	"testing"
 )
 
 // profilerForward is the order in which Vidur's MLP profiler (and
@@ -261,4 +262,28 @@ func fitEventChain(pts []realPoint, arch string, cv Curves) (Curves, float64, fl
 	}
 	apply()
 	return d.Curves, untimed, pass
+}
+
+// rowsMAPE is the mean absolute percentage error, in percent, of the
+// built-in model over the real rows keep selects, each priced as
+// predictPoint does (busy, when not nil, gives a row's event-chain
+// backlog), and how many rows that was.
+func rowsMAPE(t testing.TB, d *Device, keep func(realPoint) bool, busy func(*Device, realPoint) []float64) (float64, int) {
+	var sum float64
+	n := 0
+	for _, p := range loadRealPoints(t) {
+		if !keep(p) {
+			continue
+		}
+		var b []float64
+		if busy != nil {
+			b = busy(d, p)
+		}
+		sum += math.Abs(predictPoint(d, p, b)-p.ms) / p.ms
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return 100 * sum / float64(n), n
 }

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
@@ -114,19 +113,13 @@ func TestAmpereQKNormRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
-	n := 0
-	for _, p := range loadRealPoints(t) {
-		if !strings.Contains(p.profile, "a800") || p.meas != KernelOnly || p.op.Name != OpAttnPreProj || p.x[0] < 1024 {
-			continue
-		}
-		sum += math.Abs(predictPoint(d, p, nil)-p.ms) / p.ms
-		n++
-	}
+	mape, n := rowsMAPE(t, d, func(p realPoint) bool {
+		return strings.Contains(p.profile, "a800") && p.meas == KernelOnly && p.op.Name == OpAttnPreProj && p.x[0] >= 1024
+	}, nil)
 	if n < 200 {
 		t.Fatalf("%d A800 kernel-traced QKV rows from 1,024 tokens, want the file's 258", n)
 	}
-	if mape := 100 * sum / float64(n); mape > 8 {
+	if mape > 8 {
 		t.Errorf("A800 kernel-traced QKV projections from 1,024 tokens: MAPE %.1f%%, want <= 8%%", mape)
 	}
 }

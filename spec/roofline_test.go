@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"math"
 	"strings"
 	"testing"
 )
@@ -83,19 +82,13 @@ func TestAmpereRopeIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
-	n := 0
-	for _, p := range loadRealPoints(t) {
-		if !strings.Contains(p.profile, "a800") || p.meas != KernelOnly || p.op.Name != OpAttnRope || p.op.Width != 1152 || p.x[0] < 464 {
-			continue
-		}
-		sum += math.Abs(predictPoint(d, p, nil)-p.ms) / p.ms
-		n++
-	}
+	mape, n := rowsMAPE(t, d, func(p realPoint) bool {
+		return strings.Contains(p.profile, "a800") && p.meas == KernelOnly && p.op.Name == OpAttnRope && p.op.Width == 1152 && p.x[0] >= 464
+	}, nil)
 	if n < 150 {
 		t.Fatalf("%d A800 kernel-traced TP4 rotary rows from 464 tokens, want the file's ~200", n)
 	}
-	if mape := 100 * sum / float64(n); mape > 10 {
+	if mape > 10 {
 		t.Errorf("A800 TP4 rotary embedding from 464 tokens: MAPE %.1f%%, want <= 10%%", mape)
 	}
 }
