@@ -1,55 +1,120 @@
 package spec
 
+import "fmt"
+
 // vLLM runs the fused-MoE Triton kernel with the tiles of a tuned config
 // when its configs directory holds one for the layer's shape and the GPU
-// (vllm/model_executor/layers/fused_moe/configs/E=<local experts>,
-// N=<expert width>,device_name=<GPU>.json, picked by get_moe_configs), and
-// with get_default_config's otherwise. Up to v0.15 (before vLLM PR #34846,
-// February 2026) that default was, for more tokens than local experts,
-// BLOCK_SIZE_M/N/K 64/64/32 with num_warps and num_stages left to
-// Triton's defaults (vllm/model_executor/layers/fused_moe/fused_moe.py,
-// v0.8-v0.10; benchmarks/kernels/benchmark_moe_defaults.py keeps it as
+// (vllm/model_executor/layers/fused_moe/configs/, get_moe_configs; the
+// files: vllmmoefiles.go), and with get_default_config's otherwise.
+// Before vLLM PR #34846 (first released in v0.17.0) that default was, for
+// more tokens than local experts, BLOCK_SIZE_M/N/K 64/64/32 with
+// num_warps and num_stages left to Triton's defaults (fused_moe.py,
+// v0.8-v0.16; benchmarks/kernels/benchmark_moe_defaults.py keeps it as
 // old_default_config). Tuned configs for large batches use far larger
 // tiles: 128 x 256 x 64 with 8 warps and 4 stages from 1,024 tokens on an
-// H100 for Mixtral-8x7B at TP2 (configs/E=8,N=7168,device_name=
-// NVIDIA_H100_80GB_HBM3.json) and for Qwen3-30B-A3B at TP1 (E=128,N=768,
-// same GPU, in later vLLM). A 64 x 64 tile loads 2.7 times the operand
-// bytes per multiply-add of a 128 x 256 one ((1/64 + 1/64) against
-// (1/128 + 1/256)), so the default's MMA runs slower: PR #34846's H100
-// measurements (benchmark_moe_defaults.py, old against new default and
-// tuned) give many-expert models "up to 2x speedup at large batch size".
+// H100 for Mixtral-8x7B at TP2 (E=8,N=7168,device_name=
+// NVIDIA_H100_80GB_HBM3.json) and from 1,536 for Qwen3-30B-A3B at TP1
+// (E=128,N=768, same GPU, after v0.27.1). A 64 x 64 tile loads 2.7 times
+// the operand bytes per multiply-add of a 128 x 256 one ((1/64 + 1/64)
+// against (1/128 + 1/256)), so the default's MMA runs slower: PR #34846's
+// H100 measurements (benchmark_moe_defaults.py, old against new default
+// and tuned) give many-expert models "up to 2x speedup at large batch
+// size". Its new default (fused_moe.py from v0.17.0) scales the tiles
+// with the batch: BLOCK_SIZE_M 16/32/64/128 up to 32/96/512 tokens and
+// beyond, BLOCK_SIZE_N 128 and BLOCK_SIZE_K 64 beyond 64 tokens, 8 warps
+// beyond 128, 3 stages: within 0-5% of a tuned config on an H200 (vLLM
+// PR #44818, Gemma-4 E=128, N=704, 1-4,096 tokens), 4-8% on an L40S (PR
+// #53710), 7-11% on an A100 from 256 tokens (PR #40542).
 //
 // ftk's grouped-GEMM roof (ComputeEff) is chosen on tuned-config kernel
 // times (PR #24700's Mixtral points, curves.go), and its small-batch
 // terms on the H800 profiles, taken under the old default (the K-loop
-// step where BLOCK_SIZE_K halves, moegemm.go). So the default config's
-// padded MMA is priced at DefaultTileEff of the roof's rate beyond the
-// small-batch branch, unless vLLM ships a tuned config for the shape
-// (vllmTunedMoEConfigs). ftk prices the old default throughout (as
-// fusedMoEBlockM and fusedMoEBlockK do); runs of vLLM after PR #34846,
-// whose defaults copy the tuned configs' tiles (vLLM PR #53710: within
-// 4-8% of a tuned config at 2-4,096 tokens on an L40S), are priced
-// slower than they ran on Hopper; Ada and Blackwell, whose public runs
-// are all such, take no penalty (curves.go).
+// step where BLOCK_SIZE_K halves, moegemm.go). So the old default
+// config's padded MMA is priced at DefaultTileEff of the roof's rate
+// beyond the small-batch branch, unless vLLM of the era ships a tuned
+// config for the shape (vllmTunedMoEConfig). Runs of vLLM v0.17 or later
+// on Hopper and Ampere are priced slower than they ran where their layer
+// has no tuned file; Ada and Blackwell take no penalty (curves.go).
 
-// tunedMoEShape is a fused-MoE config file's key: ftk's device name, the
-// local experts (E) and the expert width on the rank (N).
-type tunedMoEShape struct {
+// The era ftk prices. ftk has no vLLM-version option: it prices the
+// fused-MoE kernel's tiles as vLLM v0.10-v0.16 (August 2025 to February
+// 2026) chose them, the releases its Hopper evidence ran (PR #23151's H100
+// run on vLLM 0.10, PR #24700's kernel times, Frontier's H800 profiles).
+// v0.17.0 (2026-03-07) is the first release with vLLM PR #34846 (merged
+// 2026-02-23): v0.16.0's branch predates main's PyTorch 2.10 update of
+// 2026-02-08 (vLLM PR #30525), which v0.17.0's notes list as its upgrade.
+// So a config file counts if its name was on main before that date
+// (vllmEraFilesBefore), and an untuned layer runs the old default tiles.
+// The Qwen3-30B-A3B H100 files at TP1 (E=128, N=768), under TP8/EP8
+// (E=16, N=768) and EP2 (E=64, N=768) came after v0.27.1 (vllmmoefiles.go):
+// no release of the era, nor up to v0.27.1, had them; TP4's (E=128,
+// N=192) came with vLLM PR #17328 (2025-04-28) and TP2's (E=128, N=384)
+// with vLLM PR #31201 (2026-03-28), after the era.
+const vllmEraFilesBefore = "2026-02-08"
+
+// vllmMoEConfigFile is one file of vLLM's fused-MoE configs directory,
+// named E=<experts>,N=<width>,device_name=<device>[,dtype=<dtype>]
+// [,block_shape=[<block>,<block>]].json (get_config_file_name), with the
+// date its name first appeared on vLLM's main ("" where only bounded)
+// and the change that added it (a PR number or commit).
+type vllmMoEConfigFile struct {
 	device          string
 	experts, widthN int
+	dtype           string
+	block           int
+	added, source   string
 }
 
-// vllmTunedMoEConfigs are the BF16 config files vLLM ships for shapes of
-// ftk's catalog, as far as ftk knows them: Mixtral-8x7B at TP2 on an H100
-// (PR #24700's log: "Using configuration from .../E=8,N=7168,
-// device_name=NVIDIA_H100_80GB_HBM3.json") and at TP4 and TP8 (E=8,
-// N=3584 and N=1792, same GPU, in vllm-project/vllm's configs directory).
-// Qwen3-30B-A3B at TP1 on an H100 (E=128, N=768) had none in vLLM 0.10
-// (PR #23151, August 2025: "WO tuned configs").
-var vllmTunedMoEConfigs = map[tunedMoEShape]bool{
-	{"h100", 8, 7168}: true,
-	{"h100", 8, 3584}: true,
-	{"h100", 8, 1792}: true,
+// fileName is the file's name as vLLM's get_config_file_name builds it.
+func (f vllmMoEConfigFile) fileName() string {
+	s := fmt.Sprintf("E=%d,N=%d,device_name=%s", f.experts, f.widthN, f.device)
+	if f.dtype != "" {
+		s += ",dtype=" + f.dtype
+	}
+	if f.block > 0 {
+		s += fmt.Sprintf(",block_shape=[%d,%d]", f.block, f.block)
+	}
+	return s + ".json"
+}
+
+// vllmDeviceNames is the device_name vLLM puts in a config file's name
+// for each device of ftk's catalog: torch.cuda.get_device_name with
+// spaces (and slashes) replaced by underscores, every H200 variant folded
+// to NVIDIA_H200 (get_config_file_name). The names are those of the
+// files in vLLM's directory for these GPUs (and the torch names in
+// device.go's aliases); the RTX 4090 D's has no file.
+var vllmDeviceNames = map[string]string{
+	"h100":       "NVIDIA_H100_80GB_HBM3",
+	"h100-pcie":  "NVIDIA_H100_PCIe",
+	"h200":       "NVIDIA_H200",
+	"h800":       "NVIDIA_H800",
+	"h20":        "NVIDIA_H20",
+	"a100":       "NVIDIA_A100-SXM4-80GB",
+	"a800":       "NVIDIA_A800-SXM4-80GB",
+	"l40s":       "NVIDIA_L40S",
+	"rtx4090d":   "NVIDIA_GeForce_RTX_4090_D",
+	"rtxpro6000": "NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition",
+	"b200":       "NVIDIA_B200",
+}
+
+// vllmTunedMoEConfig says whether vLLM of the era ftk prices ships a
+// tuned config for a fused-MoE layer of experts local experts and expert
+// width widthN on the rank (vLLM's E and N: w2's shape, so under EP the
+// local experts at full width) on device, BF16 (dtype "") or FP8
+// (dtype "fp8_w8a8", block the quantization block, 0 per tensor), and
+// which file it is.
+func vllmTunedMoEConfig(device string, experts, widthN int, dtype string, block int) (vllmMoEConfigFile, bool) {
+	name, ok := vllmDeviceNames[device]
+	if !ok {
+		return vllmMoEConfigFile{}, false
+	}
+	for _, f := range vllmMoEConfigFiles {
+		if f.device == name && f.experts == experts && f.widthN == widthN && f.dtype == dtype && f.block == block &&
+			f.added != "" && f.added < vllmEraFilesBefore {
+			return f, true
+		}
+	}
+	return vllmMoEConfigFile{}, false
 }
 
 // moeTileEff is the MMA rate of grouped GEMM o's tiles at features x as
@@ -65,7 +130,7 @@ func (r Roofline) moeTileEff(o *Op, x []float64, fp8 bool) float64 {
 	if o.batchTokens(x) <= float64(max(o.LocalExperts, 1)) {
 		return 1
 	}
-	if vllmTunedMoEConfigs[tunedMoEShape{r.Device.Name, o.LocalExperts, o.ExpertWidth}] {
+	if _, tuned := vllmTunedMoEConfig(r.Device.Name, o.LocalExperts, o.ExpertWidth, "", 0); tuned {
 		return 1
 	}
 	return c.DefaultTileEff

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -88,6 +89,117 @@ func TestDefaultMoEConfigTiles(t *testing.T) {
 	} {
 		if r := defaultOverTuned(t, tc.d, tc.o, tc.tokens); math.Abs(r-1) > 1e-12 {
 			t.Errorf("%s: old-default penalty %.3fx, want none", tc.name, r)
+		}
+	}
+}
+
+// TestVLLMMoEConfigFileNames holds the recorded files to the names vLLM's
+// get_config_file_name builds: each row's name is one vLLM ships (checked
+// against names read in its tree and logs), no name twice, every device a
+// name of the catalog's, every date a date.
+func TestVLLMMoEConfigFileNames(t *testing.T) {
+	known := map[string]bool{
+		// PR #24700's log: "Using configuration from .../E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json".
+		"E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json": true,
+		// vLLM v0.27.1's listing.
+		"E=128,N=768,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json": true,
+		"E=8,N=3584,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json":              true,
+		"E=128,N=768,device_name=NVIDIA_B200.json":                                      true,
+	}
+	devices := map[string]bool{}
+	for _, n := range vllmDeviceNames {
+		devices[n] = true
+	}
+	seen := map[string]bool{}
+	for _, f := range vllmMoEConfigFiles {
+		name := f.fileName()
+		if seen[name] {
+			t.Errorf("%s listed twice", name)
+		}
+		seen[name] = true
+		delete(known, name)
+		if !devices[f.device] {
+			t.Errorf("%s: device %q is no catalog device's vLLM name", name, f.device)
+		}
+		if f.added != "" && (len(f.added) != 10 || f.added[4] != '-' || f.added[7] != '-') {
+			t.Errorf("%s: added %q is not YYYY-MM-DD", name, f.added)
+		}
+		if f.source == "" {
+			t.Errorf("%s: no source", name)
+		}
+		if f.dtype != "" && f.dtype != "fp8_w8a8" {
+			t.Errorf("%s: dtype %q: vLLM looks BF16 files up without one, and ftk lists FP8 ones only", name, f.dtype)
+		}
+	}
+	for name := range known {
+		t.Errorf("%s: shipped by vLLM, missing from the list", name)
+	}
+}
+
+// TestTunedMoEConfigsOfTheEra maps layouts of the catalog's MoE models to
+// vLLM's E and N the way vLLM does (E the local experts, N the expert
+// width on the rank: under EP the experts are not TP-sharded) and checks
+// which of them vLLM of the era ftk prices (v0.10-v0.16) ran tuned. The
+// acceptance layouts of Qwen3-30B-A3B on H100s (TP8/EP8: E=16, N=768;
+// PP4/TP2/EP2: E=64, N=768) had no file in any release up to v0.27.1;
+// TP4's (N=192) shipped from April 2025 and the H200's TP1 file too,
+// which the old hand-written list (Mixtral on an H100 only) missed.
+func TestTunedMoEConfigsOfTheEra(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		device string
+		l      Layout
+		e, n   int
+		tuned  string // the file's source, "" for none
+	}{
+		{"qwen3-30b-a3b", "h100", Layout{TP: 1}, 128, 768, ""}, // PR #23151's run: "WO tuned configs"
+		{"qwen3-30b-a3b", "h100", Layout{TP: 2}, 128, 384, ""}, // vLLM PR #31201, 2026-03-28: after the era
+		{"qwen3-30b-a3b", "h100", Layout{TP: 4}, 128, 192, "#17328"},
+		{"qwen3-30b-a3b", "h100", Layout{TP: 8}, 128, 96, ""},
+		{"qwen3-30b-a3b", "h100", Layout{TP: 8, EP: 8}, 16, 768, ""},
+		{"qwen3-30b-a3b", "h100", Layout{TP: 2, PP: 4, EP: 2}, 64, 768, ""},
+		{"qwen3-30b-a3b", "h200", Layout{TP: 1}, 128, 768, "#17328"},
+		{"qwen3-30b-a3b", "h200", Layout{TP: 8}, 128, 96, ""}, // vLLM PR #35457, 2026-02-26: after the era
+		{"qwen3-30b-a3b", "h20", Layout{TP: 1}, 128, 768, "#17328"},
+		{"qwen3-30b-a3b", "h800", Layout{TP: 1}, 128, 768, ""},
+		{"qwen3-30b-a3b", "rtx4090d", Layout{TP: 4}, 128, 192, ""},
+		{"mixtral-8x7b", "h100", Layout{TP: 2}, 8, 7168, "#2979"},
+		{"mixtral-8x7b", "h100", Layout{TP: 4}, 8, 3584, "#3389"},
+		{"mixtral-8x7b", "h100", Layout{TP: 8}, 8, 1792, "#3389"},
+		{"mixtral-8x7b", "h100", Layout{TP: 1}, 8, 14336, ""},
+	} {
+		m, err := LookupModel(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gemm *Op
+		for _, o := range LayerOps(m, tc.l, 0) {
+			if o.Name == OpMoEGroupedGEMM {
+				gemm = &o
+			}
+		}
+		name := fmt.Sprintf("%s %s %s", tc.model, tc.device, tc.l)
+		if gemm == nil {
+			t.Fatalf("%s: no grouped GEMM", name)
+		}
+		if gemm.LocalExperts != tc.e || gemm.ExpertWidth != tc.n {
+			t.Errorf("%s: E=%d, N=%d, want vLLM's E=%d, N=%d", name, gemm.LocalExperts, gemm.ExpertWidth, tc.e, tc.n)
+		}
+		f, tuned := vllmTunedMoEConfig(tc.device, gemm.LocalExperts, gemm.ExpertWidth, "", 0)
+		switch {
+		case tc.tuned == "" && tuned:
+			t.Errorf("%s: priced tuned (%s, %s), but vLLM of the era had no such file", name, f.fileName(), f.source)
+		case tc.tuned != "" && !tuned:
+			t.Errorf("%s: priced old default, but vLLM shipped %s from %s", name, tc.tuned, vllmEraFilesBefore)
+		case tuned && f.source != tc.tuned:
+			t.Errorf("%s: file from %s, want %s", name, f.source, tc.tuned)
+		}
+		d, err := LookupDevice(tc.device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := defaultOverTuned(t, d, *gemm, 4096); tuned && math.Abs(r-1) > 1e-12 {
+			t.Errorf("%s: tuned file, but the 4,096-token layer costs %.2fx a tuned config's", name, r)
 		}
 	}
 }
