@@ -42,6 +42,14 @@ type StepCost struct {
 	Kernels int
 	// Graph is set when the step replays CUDA graphs (full or piecewise).
 	Graph bool
+	// CoreBeforeMs is the part of host_before spent before the stage's
+	// worker process holds the batch: the engine core's scheduling (stage
+	// 0) and the hand-off of the scheduler output to the workers.
+	// CoreAfterMs is the part of host_after the engine core spends after
+	// the last stage's worker is done: applying the sampled tokens. vLLM
+	// runs them in the engine core process, beside the workers' own
+	// timelines (simulate's pipeline engine keeps them off the stages).
+	CoreBeforeMs, CoreAfterMs float64
 }
 
 // DeviceMs is the GPU time: the sum of the device components.

@@ -138,24 +138,29 @@ func (h *hostModel) compute(seqs, prefillTokens, decodeTokens int, out *[numHost
 }
 
 // stage returns the host time before and after the forward pass on stage
-// s of pp for a step.
-func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after float64) {
+// s of pp for a step, and of them the engine core's parts (see
+// StepCost.CoreBeforeMs): the scheduling and the hand-off before, the
+// output processing after. vLLM's executor broadcasts the scheduler output
+// to every stage's workers at once (v1/executor/multiproc_executor.py,
+// rpc_broadcast_mq), so each stage pays the hand-off as it receives it.
+func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after, coreBefore, coreAfter float64) {
 	if h.source == HostFromCalibration {
 		if s == 0 {
-			return h.calibratedMs, 0
+			return h.calibratedMs, 0, 0, 0
 		}
-		return 0, 0
+		return 0, 0, 0, 0
 	}
 	decode := len(b.DecodeContexts)
 	p := h.parts(b.Seqs, b.Tokens-decode, decode)
-	before = p[hostPrepare] + p[hostHandoff]
+	before, coreBefore = p[hostPrepare]+p[hostHandoff], p[hostHandoff]
 	if s == 0 {
 		before += p[hostSchedule]
+		coreBefore += p[hostSchedule]
 	}
 	if s == pp-1 {
-		after = p[hostSampler] + p[hostProcess]
+		after, coreAfter = p[hostSampler]+p[hostProcess], p[hostProcess]
 	}
-	return before, after
+	return before, after, coreBefore, coreAfter
 }
 
 // issueCosts resolves the per-kind issue costs of the CPU timeline: from a

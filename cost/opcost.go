@@ -464,7 +464,7 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 	// spelled out on issueModel).
 	c.Ms[CompLaunch], c.ForwardMs = cm.issue.forward(stage, mode, len(b.PrefillChunks) > 0, len(b.DecodeContexts) > 0, c.DeviceMs(), lmHeadMs)
 	c.Graph = mode != ExecEager
-	c.Ms[CompHostBefore], c.Ms[CompHostAfter] = cm.host.stage(stage, len(cm.stages), b)
+	c.Ms[CompHostBefore], c.Ms[CompHostAfter], c.CoreBeforeMs, c.CoreAfterMs = cm.host.stage(stage, len(cm.stages), b)
 }
 
 // ExecutionMode is the run's resolved execution mode.

@@ -144,7 +144,8 @@ func (t *chromeTrace) ObserveStep(r *StepRecord) {
 		issueEnd := min(fwdEnd, fwdStart+sp.Cost.Ms[cost.CompLaunch]/1e3)
 		t.slice("host_before", r.Replica, cpuTID(s), sp.StartS, fwdStart)
 		t.slice("issue", r.Replica, cpuTID(s), fwdStart, issueEnd)
-		t.slice("wait_gpu", r.Replica, cpuTID(s), issueEnd, fwdEnd)
+		// A pipeline stage before the last lets the batch go once issued.
+		t.slice("wait_gpu", r.Replica, cpuTID(s), issueEnd, min(fwdEnd, sp.CPUEndS))
 		t.slice("host_after", r.Replica, cpuTID(s), fwdEnd, sp.EndS)
 		// The GPU ends the forward; it was busy for the device time of it.
 		if dev := sp.Cost.DeviceMs() / 1e3; fwdEnd > fwdStart {

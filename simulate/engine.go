@@ -12,10 +12,17 @@ const (
 	evBatchDone        // a batch left the last stage (arg: its slot)
 )
 
-// StageSpan is one batch's time on one pipeline stage.
+// StageSpan is one batch's time on one pipeline stage: from when its
+// worker takes the batch to when the stage is done with it (its GPU
+// finished the forward pass; on the last stage, also the host work after).
 type StageSpan struct {
 	StartS, EndS float64
-	Cost         cost.StepCost
+	// CPUEndS is when the stage's worker let the batch go. On a pipeline's
+	// stages before the last it is the end of issuing (the worker then
+	// takes the next batch while its GPU still runs this one); otherwise
+	// EndS.
+	CPUEndS float64
+	Cost    cost.StepCost
 	// Async and Overlap say how host time met the forward pass (see
 	// StepCost.WallMs).
 	Async, Overlap bool
@@ -73,11 +80,14 @@ type engine struct {
 	breakdown  breakdownAcc
 	stageRan   []bool
 
-	pp         int
-	batches    []batch
-	busy       []bool
-	inflight   int
+	pp       int
+	batches  []batch
+	busy     []bool
+	inflight int
+	// stageFreeS is when each stage's worker is free to take a batch;
+	// gpuFreeS when its GPU has run every batch issued to it.
 	stageFreeS []float64
+	gpuFreeS   []float64
 	// stepAtS is the time of the evStep scheduled by kick and not yet
 	// handled (-1: none).
 	stepAtS float64
@@ -117,7 +127,7 @@ func newEngine(loop *Loop, p engineParts) *engine {
 	pp, sched := p.pp, p.sched
 	e := &engine{id: p.id, role: p.role, loop: loop, cost: p.cost, sched: sched, observer: p.observer, pp: pp, stepAtS: -1, async: p.async,
 		afterBatch: p.afterBatch, group: p.group,
-		batches: make([]batch, pp), busy: make([]bool, pp), stageFreeS: make([]float64, pp),
+		batches: make([]batch, pp), busy: make([]bool, pp), stageFreeS: make([]float64, pp), gpuFreeS: make([]float64, pp),
 		costs: make([]cost.StepCost, pp), stageRan: make([]bool, pp)}
 	n := sched.cfg.MaxNumSeqs
 	for i := range e.batches {
@@ -260,21 +270,23 @@ func (e *engine) launch(nowS float64) bool {
 	e.busy[slot] = true
 	e.inflight++
 	e.steps++
-	t := nowS
-	for s := 0; s < e.pp; s++ {
-		c := &e.costs[s]
-		e.cost.StageCost(&e.shape, s, c)
-		start := max(t, e.stageFreeS[s])
+	var t float64
+	if e.pp > 1 {
+		t = e.runPipeline(nowS)
+	} else {
+		c := &e.costs[0]
+		e.cost.StageCost(&e.shape, 0, c)
+		start := max(nowS, e.stageFreeS[0])
 		// Host work overlaps the forward pass before it only when the
-		// stage was busy right up to this batch.
-		overlap := e.async && e.stageRan[s] && e.stageFreeS[s] >= t
-		e.stageRan[s] = true
+		// engine was busy right up to this batch.
+		overlap := e.async && e.stageRan[0] && e.stageFreeS[0] >= nowS
+		e.stageRan[0] = true
 		wall := c.WallMs(e.async, overlap)
 		e.breakdown.add(c, e.async, overlap, wall)
 		t = start + wall/1e3
-		e.stageFreeS[s] = t
+		e.stageFreeS[0] = t
 		if e.observer != nil {
-			e.rec.Stages[s] = StageSpan{StartS: start, EndS: t, Cost: *c, Async: e.async, Overlap: overlap}
+			e.rec.Stages[0] = StageSpan{StartS: start, EndS: t, CPUEndS: t, Cost: *c, Async: e.async, Overlap: overlap}
 		}
 	}
 	e.loop.Schedule(t, PriorityEngine, e, evBatchDone, slot)
@@ -282,6 +294,54 @@ func (e *engine) launch(nowS float64) bool {
 		e.observe(b, nowS, t)
 	}
 	return true
+}
+
+// runPipeline sends the batch scheduled at nowS through the pipeline
+// stages and returns when its outputs are applied. Each stage is its own
+// worker process with its own CPU timeline beside its GPU's, as vLLM V1
+// runs them (v1/worker/gpu_worker.py, Worker.execute_model): the engine
+// core schedules and broadcasts the scheduler output to every worker
+// (CoreBeforeMs); a stage after the first blocks in recv_tensor_dict until
+// the stage before it has issued its forward pass and sent the metadata of
+// its activations over the CPU group (vllm/distributed/parallel_state.py,
+// send_tensor_dict: send_object, then the tensors over NCCL), then
+// prepares its inputs and issues its own layers while its GPU waits for
+// the activations; a stage before the last then takes its next batch
+// without waiting for its GPU. Only the last stage's worker waits for the
+// GPU, to sample; the engine core then applies the outputs (CoreAfterMs).
+// Within a stage the forward pass is the cost model's two timelines
+// started when the worker begins issuing, its GPU starting no earlier than
+// the activations arrive and its previous batch ends:
+//
+//	gpu end = max(issue start + forward, gpu ready + device time)
+//
+// (the span algebra of cost/timeline.go with the first GPU op held back).
+// Async scheduling changes nothing here: the workers of a pipeline already
+// run ahead of their GPUs.
+func (e *engine) runPipeline(nowS float64) float64 {
+	cpuReadyS, gpuReadyS := nowS, nowS
+	var endS float64
+	for s := 0; s < e.pp; s++ {
+		c := &e.costs[s]
+		e.cost.StageCost(&e.shape, s, c)
+		hb, ha := c.Ms[cost.CompHostBefore], c.Ms[cost.CompHostAfter]
+		start := max(nowS+c.CoreBeforeMs/1e3, cpuReadyS, e.stageFreeS[s])
+		issueS := start + (hb-c.CoreBeforeMs)/1e3
+		gpuEndS := max(issueS+c.GPUMs()/1e3, max(gpuReadyS, e.gpuFreeS[s])+c.DeviceMs()/1e3)
+		cpuEndS := issueS + c.Ms[cost.CompLaunch]/1e3
+		endS = gpuEndS
+		if s == e.pp-1 {
+			cpuEndS = gpuEndS + (ha-c.CoreAfterMs)/1e3
+			endS = gpuEndS + ha/1e3
+		}
+		e.stageFreeS[s], e.gpuFreeS[s] = cpuEndS, gpuEndS
+		cpuReadyS, gpuReadyS = cpuEndS, gpuEndS
+		e.breakdown.add(c, false, false, c.TotalMs())
+		if e.observer != nil {
+			e.rec.Stages[s] = StageSpan{StartS: start, EndS: endS, CPUEndS: cpuEndS, Cost: *c}
+		}
+	}
+	return endS
 }
 
 func (e *engine) observe(b *batch, startS, endS float64) {

@@ -136,7 +136,7 @@ func (g *lockstep) tryStep(nowS float64) {
 			e.dummySteps++
 		}
 		if e.observer != nil {
-			e.rec.Stages[0] = StageSpan{StartS: nowS, EndS: endS, Cost: *c, Async: g.async, Overlap: overlap}
+			e.rec.Stages[0] = StageSpan{StartS: nowS, EndS: endS, CPUEndS: endS, Cost: *c, Async: g.async, Overlap: overlap}
 			e.rec.Dummy = !g.has[i]
 			e.observe(&e.batches[0], nowS, endS)
 		}
