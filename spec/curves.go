@@ -26,20 +26,22 @@ func archCurves(arch string) Curves {
 		// vLLM PR #53710's L40S fused-MoE FP8 kernel times (tuned
 		// config, Triton 3.6.0) land within 0-9% of the dense FP8 roof
 		// (roofline_ada_test.go), not of Hopper's Triton one (fp8moe.go).
-		// Those times, and the BF16 #45709 runs on the RTX 4090 D (June
-		// 2026), come from vLLM after PR #34846, whose default config
-		// copies the tuned configs' tiles: no old-default penalty
-		// (moeconfig.go).
+		// The old default tiles' per-SM MMA rate (DefaultTileSMTFLOPS,
+		// moeconfig.go) is above what an Ada SM's tensor cores reach
+		// (RTX 4090 D 1.29, L40S 2.55 TFLOPS an SM at the peak, 2.3 at
+		// the roof), so they cost nothing here.
 		c := hopperCurves
 		c.FP8TritonMoEEff = 0
-		c.Class[ClassMoEGEMM].DefaultTileEff = 0
 		return c
 	case ArchBlackwell:
-		// The one Blackwell MoE run ftk replays (LLMServingSim's RTX PRO
-		// 6000, README) is vLLM 0.19.0, after PR #34846: no old-default
-		// penalty either.
+		// No old-default fused-MoE time on a Blackwell GPU was read (vLLM
+		// PR #31448's B200 log has one; only its 1-8-token rows, in the
+		// small-batch branch, were seen), and the one Blackwell MoE run
+		// ftk replays (LLMServingSim's RTX PRO 6000, README) is vLLM
+		// 0.19.0, after PR #34846: not applied, a stated gap (a B200 SM
+		// reaches 15 TFLOPS, six times the old tiles' per-SM rate).
 		c := hopperCurves
-		c.Class[ClassMoEGEMM].DefaultTileEff = 0
+		c.Class[ClassMoEGEMM].DefaultTileSMTFLOPS = 0
 		return c
 	}
 	return hopperCurves
@@ -95,9 +97,11 @@ func archCurves(arch string) Curves {
 //     moegemm.go) came in, whose fit on the H800 rows with it free (1.23)
 //     moved PR #24700's held-out Mixtral points from +14% to +41%: only
 //     the floor and IterUs are refitted;
-//   - grouped GEMM DefaultTileEff 0.36 (moeconfig.go): the MMA rate of
-//     vLLM's old default fused-MoE tiles (64 x 64 x 32, up to vLLM PR
-//     #34846) against the tuned configs' the roof is chosen on. The
+//   - grouped GEMM DefaultTileSMTFLOPS 0.36 x 0.91 x 989 / 132 = 2.45
+//     TFLOPS an SM (moeconfig.go): the MMA rate of vLLM's old default
+//     fused-MoE tiles (64 x 64 x 32, up to vLLM PR #34846), 0.36 of the
+//     roof on an H100 (132 SMs, 989 TFLOPS), whose tuned configs' kernel
+//     times the roof is chosen on. The
 //     H800 KERNEL_ONLY rows beyond the small-batch branch (17-64 tokens
 //     on 16 experts, old default) ask for it below 1: their grouped-GEMM
 //     MAPE falls from 14.0/8.9% (Phi-tiny/Qwen3-tiny) at 1 to 12.7/7.3%
@@ -106,8 +110,14 @@ func archCurves(arch string) Curves {
 //     value within PR #34846's H100 measurement (old default at most 2x
 //     the new, tuned-like one for many-expert models up to 4,096 tokens:
 //     TestDefaultMoEConfigTiles, 1.97x at OLMoE's 4,096 tokens) is taken.
-//     Ampere borrows it with the class; Ada and Blackwell have none (their
-//     data and runs are vLLM after PR #34846);
+//     It is a rate per SM: the tiles' operand loads per multiply-add,
+//     not the tensor cores, bound it, so a GPU whose SMs compute less
+//     (the H20: 1.9 TFLOPS an SM) runs them at its roof, as vLLM PR
+//     #44152's H20 times show (old default within 0.96-1.02x of tuned
+//     configs at 2,048-4,096 tokens on six shapes; held out,
+//     TestDefaultMoEConfigTilesOnH20). Ampere takes 0.36 of its roof on
+//     an A100 (no old-default-vs-tuned time at large batches was found
+//     for it); Blackwell has none (above);
 //   - ColdHostFactor 1: the H800 MoE files time standalone_legacy and
 //     prefill_hot gating alike (ratio 0.96-1.06).
 //
@@ -198,7 +208,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAttnDecode:  {FloorUs: 7.38, MemEff: 0.85, HostPreUs: 26.9, HostUs: 40.2},
 	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.3, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 4.03, MemEff: 0.464, IterUs: 0.148, HostPreUs: 1, HostUs: 13.7},
-	ClassMoEGEMM:     {FloorUs: 1.87, MemEff: 0.92, ComputeEff: 0.91, TileLoadShare: 0.945, DefaultTileEff: 0.36, IterUs: 0.148, HostPreUs: 32.6, HostUs: 84.7},
+	ClassMoEGEMM:     {FloorUs: 1.87, MemEff: 0.92, ComputeEff: 0.91, TileLoadShare: 0.945, DefaultTileSMTFLOPS: 0.36 * 0.91 * 989 / 132, IterUs: 0.148, HostPreUs: 32.6, HostUs: 84.7},
 	ClassAllReduce:   {FloorUs: 27.6, MemEff: 0.778},
 	ClassSendRecv:    {FloorUs: 7.16, MemEff: 0.746, NetFloorUs: 20.6},
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},
@@ -271,7 +281,7 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAttnDecode:  {FloorUs: 16.1, MemEff: 0.92, HostPreUs: 57.1, HostUs: 1},
 	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.3, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 4.03, MemEff: 0.464, IterUs: 0.148, HostPreUs: 1, HostUs: 13.7},
-	ClassMoEGEMM:     {FloorUs: 1.87, MemEff: 0.92, ComputeEff: 0.91, TileLoadShare: 0.945, DefaultTileEff: 0.36, IterUs: 0.148, HostPreUs: 32.6, HostUs: 84.7},
+	ClassMoEGEMM:     {FloorUs: 1.87, MemEff: 0.92, ComputeEff: 0.91, TileLoadShare: 0.945, DefaultTileSMTFLOPS: 0.36 * 0.91 * 312 / 108, IterUs: 0.148, HostPreUs: 32.6, HostUs: 84.7},
 	ClassAllReduce:   {FloorUs: 27.6, MemEff: 0.778},
 	ClassSendRecv:    {FloorUs: 7.16, MemEff: 0.746, NetFloorUs: 20.6},
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},

@@ -93,11 +93,11 @@ type Curve struct {
 	// of an expert's weight-load time its tiles spend beside their MMA
 	// work (moegemm.go).
 	TileLoadShare float64
-	// DefaultTileEff is the MMA rate the fused-MoE grouped GEMM's tiles
-	// reach under vLLM's default config for batches of more tokens than
-	// local experts, as a fraction of the rate under a tuned config
-	// (moeconfig.go); 0 = the same.
-	DefaultTileEff float64
+	// DefaultTileSMTFLOPS is the MMA rate per SM, TFLOPS, that the
+	// fused-MoE grouped GEMM's tiles reach under vLLM's old default config
+	// for batches of more tokens than local experts, where it is below
+	// the roof's (moeconfig.go); 0 = never below.
+	DefaultTileSMTFLOPS float64
 	// SmallIndexUs is the embedding gather's time per token when it takes
 	// at most smallIndexMax tokens: PyTorch's index_select then runs its
 	// small-index kernel, in which every thread loops over the indices one

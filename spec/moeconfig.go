@@ -30,11 +30,16 @@ import "fmt"
 // times (PR #24700's Mixtral points, curves.go), and its small-batch
 // terms on the H800 profiles, taken under the old default (the K-loop
 // step where BLOCK_SIZE_K halves, moegemm.go). So the old default
-// config's padded MMA is priced at DefaultTileEff of the roof's rate
-// beyond the small-batch branch, unless vLLM of the era ships a tuned
-// config for the shape (vllmTunedMoEConfig). Runs of vLLM v0.17 or later
-// on Hopper and Ampere are priced slower than they ran where their layer
-// has no tuned file; Ada and Blackwell take no penalty (curves.go).
+// config's padded MMA is priced at the default tiles' per-SM rate
+// (DefaultTileSMTFLOPS: 0.36 of the roof on an H100) beyond the
+// small-batch branch, unless vLLM of the era ships a tuned config for the
+// shape (vllmTunedMoEConfig). The rate is per SM because the tiles'
+// operand loads bound it, not the tensor cores: an H20 SM (a quarter of
+// an H100's tensor rate) and an Ada SM compute below it and pay nothing
+// (vLLM PR #44152: on an H20 the old default ties tuned configs at
+// 2,048-4,096 tokens). Runs of vLLM v0.17 or later on H100s, H200s,
+// H800s and Ampere GPUs are priced slower than they ran where their layer
+// has no tuned file; Blackwell is not priced (curves.go).
 
 // The era ftk prices. ftk has no vLLM-version option: it prices the
 // fused-MoE kernel's tiles as vLLM v0.10-v0.16 (August 2025 to February
@@ -118,13 +123,15 @@ func vllmTunedMoEConfig(device string, experts, widthN int, dtype string, block 
 }
 
 // moeTileEff is the MMA rate of grouped GEMM o's tiles at features x as
-// a fraction of the roof's: the device's DefaultTileEff under vLLM's
-// default config for more tokens than local experts, else 1 (a tuned
-// config, the small-batch default whose terms the H800 rows fit, FP8,
-// whose roof is chosen on its own kernel times, or CUTLASS).
+// a fraction of the roof's: under vLLM's old default config, for more
+// tokens than local experts and no tuned file of the era, the default
+// tiles' per-SM rate (DefaultTileSMTFLOPS) over the roof's per-SM rate
+// where that is lower, else 1 (a tuned config, the small-batch default
+// whose terms the H800 rows fit, FP8, whose roof is chosen on its own
+// kernel times, or CUTLASS).
 func (r Roofline) moeTileEff(o *Op, x []float64, fp8 bool) float64 {
 	c := r.Device.Curves.Class[ClassMoEGEMM]
-	if fp8 || o.CutlassMoE || c.DefaultTileEff <= 0 {
+	if fp8 || o.CutlassMoE || c.DefaultTileSMTFLOPS <= 0 || c.ComputeEff <= 0 || r.Device.SMs <= 0 {
 		return 1
 	}
 	if o.batchTokens(x) <= float64(max(o.LocalExperts, 1)) {
@@ -133,5 +140,6 @@ func (r Roofline) moeTileEff(o *Op, x []float64, fp8 bool) float64 {
 	if _, tuned := vllmTunedMoEConfig(r.Device.Name, o.LocalExperts, o.ExpertWidth, "", 0); tuned {
 		return 1
 	}
-	return c.DefaultTileEff
+	roofPerSM := c.ComputeEff * r.Device.PeakBF16TFLOPS / float64(r.Device.SMs)
+	return min(1, c.DefaultTileSMTFLOPS/roofPerSM)
 }

@@ -207,8 +207,8 @@ func formatCurves(name string, c Curves) string {
 		if v.TileLoadShare > 0 {
 			fmt.Fprintf(&b, ", TileLoadShare: %.3g", v.TileLoadShare)
 		}
-		if v.DefaultTileEff > 0 {
-			fmt.Fprintf(&b, ", DefaultTileEff: %.3g", v.DefaultTileEff)
+		if v.DefaultTileSMTFLOPS > 0 {
+			fmt.Fprintf(&b, ", DefaultTileSMTFLOPS: %.3g", v.DefaultTileSMTFLOPS)
 		}
 		if v.SmallIndexUs > 0 {
 			fmt.Fprintf(&b, ", SmallIndexUs: %.3g", v.SmallIndexUs)
