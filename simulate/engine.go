@@ -156,8 +156,14 @@ func newEngine(loop *Loop, p engineParts) *engine {
 //
 // With pipeline parallelism a request arriving while any batch is in flight
 // waits for the next batch to come back (see batchQueue).
+//
+// A data-parallel rank decides alone: each DP rank is an engine core with
+// its own batch queue (DPEngineCoreProc runs the same step function), so a
+// rank whose own batch is in flight under async scheduling holds a new
+// request for one batch more, while a rank running a dummy batch (executed
+// synchronously, execute_dummy_batch) reads it as soon as that returns.
 func (e *engine) Admit(nowS float64, q *spec.Request) {
-	if (e.batchQueue() || e.async && e.pp == 1 && e.group == nil) && e.inflight > 0 {
+	if (e.batchQueue() || e.async && e.pp == 1) && e.inflight > 0 {
 		e.pending = append(e.pending, *q)
 		return
 	}

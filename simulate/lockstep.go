@@ -86,6 +86,7 @@ func (g *lockstep) Handle(nowS float64, kind, _ int) {
 	if kind == evBatchDone {
 		g.busy = false
 		for i, e := range g.ranks {
+			e.inflight = 0
 			if g.has[i] {
 				e.sched.complete(&e.batches[0], nowS)
 				if e.afterBatch != nil {
@@ -105,7 +106,14 @@ func (g *lockstep) tryStep(nowS float64) {
 	}
 	any := false
 	for i, e := range g.ranks {
+		// As engine.launch: under async scheduling a rank chose this batch
+		// while its last one ran, before the requests it holds (Admit) had
+		// been added; with nothing chosen it schedules them at once.
 		g.has[i] = e.sched.schedule(&e.batches[0], &e.shape)
+		if !g.has[i] && e.releasePending() {
+			g.has[i] = e.sched.schedule(&e.batches[0], &e.shape)
+		}
+		e.releasePending()
 		any = any || g.has[i]
 	}
 	if !any {
@@ -132,6 +140,7 @@ func (g *lockstep) tryStep(nowS float64) {
 		e.syncWaitMs += wallMs - own
 		if g.has[i] {
 			e.steps++
+			e.inflight = 1
 		} else {
 			e.dummySteps++
 		}
