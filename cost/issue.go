@@ -34,8 +34,13 @@ type stageIssue struct {
 	always, prefill, decode, first float64
 	// Piecewise CUDA graphs leave the attention ops eager, per layer.
 	attnAlways, attnPrefill, attnDecode float64
-	// prologue (embedding) and epilogue (LM head, activation send).
+	// prologue (embedding, activation receive) and epilogue (LM head,
+	// activation send).
 	prologue, epilogue float64
+	// recv and send are the eager issue of the activations' receive and
+	// send (in prologue and epilogue): Worker.execute_model runs them
+	// outside the model, so CUDA graphs never hold them.
+	recv, send float64
 	// byOp is the eager issue time per step of each op name on the stage,
 	// in first-seen order, for the breakdown.
 	byOp []opIssueTime
@@ -88,6 +93,12 @@ func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueMo
 				st.prologue += ms
 				st.addOp(o.Name, ms, "")
 			}
+		} else if between != nil {
+			// The activations from the stage before (spec.PPRecvIssue).
+			ms := costs.OpUs(spec.PPRecvIssue(l)) / 1e3
+			st.prologue += ms
+			st.recv = ms
+			st.addOp(between.Name, ms, "")
 		}
 		tail := last
 		if s != l.PP-1 {
@@ -99,6 +110,9 @@ func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueMo
 		for _, o := range tail {
 			ms := costs.OpUs(spec.IssueOf(m, l, &o)) / 1e3
 			st.epilogue += ms
+			if o.Name == spec.OpSendRecv {
+				st.send = ms
+			}
 			st.addOp(o.Name, ms, "")
 		}
 		if n := float64(max(st.layers, 1)); st.layers > 0 {
@@ -133,8 +147,9 @@ func (st *stageIssue) addOp(name string, ms float64, only string) {
 func (im *issueModel) forward(s int, mode string, hasPrefill, hasDecode bool, deviceMs, epilogueGPUMs float64) (cpuMs, endMs float64) {
 	st := &im.stages[s]
 	if mode == ExecCUDAGraph {
-		// One replay of the whole forward: one launch, then the GPU.
-		c := im.costs.GraphLaunchUs / 1e3
+		// One replay of the whole forward: one launch, then the GPU; the
+		// activations' receive and send stay eager.
+		c := im.costs.GraphLaunchUs/1e3 + st.recv + st.send
 		return c, c + deviceMs
 	}
 	var layerCPU, pro, epi, first float64
@@ -143,7 +158,7 @@ func (im *issueModel) forward(s int, mode string, hasPrefill, hasDecode bool, de
 		// Every layer is one captured piece plus its eager attention; one
 		// more piece closes the stage (final norm, LM head).
 		piece := im.costs.PieceLaunchUs / 1e3
-		layerCPU, pro, epi, first = piece+st.attnAlways, 0, piece, piece
+		layerCPU, pro, epi, first = piece+st.attnAlways, st.recv, piece+st.send, piece
 		if hasPrefill {
 			layerCPU += st.attnPrefill
 		}

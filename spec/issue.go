@@ -179,8 +179,10 @@ func IssueOf(m *Model, l Layout, o *Op) OpIssue {
 		return issue(2, 0, 1) // MLP module + merged gate/up linear
 	case OpMLPAct, OpSharedAct:
 		return issue(1, 1, 0, 1) // SiluAndMul: empty + silu_and_mul
-	case OpAllReduce, OpEPDispatch, OpEPCombine, OpSendRecv:
+	case OpAllReduce, OpEPDispatch, OpEPCombine:
 		return issue(0, 1, 0, 0, 0, 0, 1)
+	case OpSendRecv:
+		return ppSendIssue(l)
 	case OpMoEGatingLinear:
 		return issue(2, 1, 1) // sparse block + router linear, view
 	case OpMoERoutingTopK:
@@ -225,4 +227,39 @@ func (m *Model) NumExpertGroupsHint() int {
 		return 8
 	}
 	return 1
+}
+
+// The activations between pipeline stages (vllm/distributed/parallel_state.py,
+// GroupCoordinator.send_tensor_dict and recv_tensor_dict, at 0c175ae9;
+// v1/worker/gpu_worker.py, Worker.execute_model): a stage before the last
+// returns IntermediateTensors of two tensors, hidden_states and residual
+// (make_empty_intermediate_tensors_factory in qwen3_moe.py, llama.py and
+// the other decoder models). The sender pickles their metadata and sends
+// it over the CPU group (send_object), then sends each tensor over NCCL,
+// at TP > 1 only its rank's slice (a view). The receiver takes the
+// metadata (recv_object), allocates each tensor (torch.empty), receives it
+// over NCCL and, at TP > 1, all-gathers the slices over the TP group and
+// reshapes them. The metadata exchange is counted as one dispatcher call
+// each way: its gloo send/receive cost is not measured (guess).
+const ppTensors = 2
+
+// ppSendIssue is what the sending stage issues for the activations.
+func ppSendIssue(l Layout) OpIssue {
+	is := issue(0, 1).with(KernelCollective, ppTensors)
+	if l.TP > 1 {
+		is.Calls += ppTensors // the slice views
+	}
+	return is
+}
+
+// PPRecvIssue is what a stage after the first issues to receive the
+// activations, before its own layers (see ppSendIssue).
+func PPRecvIssue(l Layout) OpIssue {
+	l = l.Normalize()
+	is := issue(0, 1+ppTensors).with(KernelCollective, ppTensors)
+	if l.TP > 1 {
+		is.Calls += ppTensors // reshape of the gathered tensor
+		is = is.with(KernelCollective, ppTensors)
+	}
+	return is
 }
