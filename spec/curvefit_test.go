@@ -93,7 +93,9 @@ func fitCurves(pts []realPoint, arch string) Curves {
 			// GEMM: attention projections at TP2/TP4 only), its eager
 			// rows the rest, and an eager op of milliseconds is its
 			// kernel: the kernel terms see both (curves.go).
-			if len(all) > 0 && arch == ArchAmpere {
+			// Not the CTA-level prefill: its 696 kernel-traced rows
+			// cover every TP and regime of the eager ones.
+			if len(all) > 0 && arch == ArchAmpere && !(c == ClassAttnPrefill && cur.IterUs > 0) {
 				fitFields(append(append([]realPoint(nil), kern...), all...), c, &cur, nil, fitted.KernelHostUs, append(kfields, classHost...))
 			}
 		case len(all) > 0:
@@ -186,6 +188,13 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy, pastL2 bool) []f
 			f = append(f, field{&c.WarmFloorUs, false, minFloorUs, maxFloorUs}, field{&c.L2Gain, false, 1, maxL2Gain})
 		}
 		return f
+	}
+	// FlashInfer's FA2 prefill priced CTA by CTA (attnprefill.go): the
+	// launch, one KV tile's iteration, and the split-KV merge (launch, per
+	// merged row, states at the L2 rate); no roofline terms.
+	if k == ClassAttnPrefill && c.IterUs > 0 {
+		return append(f, field{&c.IterUs, false, 0.1, 20}, field{&c.MergeFloorUs, false, minFloorUs, maxFloorUs},
+			field{&c.RowUs, false, 1e-4, 0.1}, field{&c.L2Gain, false, 1, maxL2Gain})
 	}
 	// Hopper's norm keeps its memory terms from their fit before
 	// LegacyFloorUs came in (12.1 MB, 1.73x): refitted with it they go to

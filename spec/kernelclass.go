@@ -143,7 +143,9 @@ type Curve struct {
 	// per token (tokenBlockLoop): with few tokens the block's serial loop
 	// over the token's elements, not bandwidth, sets the time. For the
 	// GEMM classes it is one step of a thread block's K loop (gemmKLoop,
-	// fusedMoEKLoop); for the MoE shuffle one pass of its counting loop.
+	// fusedMoEKLoop); for the MoE shuffle one pass of its counting loop;
+	// for the attention prefill one KV tile of a CTA (attnprefill.go: set,
+	// the class is priced CTA by CTA, not by its roofline terms).
 	IterUs float64
 	// FullIterUs is one loop iteration of a one-block-per-token kernel
 	// (tokenBlockLoop) when the SMs are full of its blocks: many tokens
@@ -157,7 +159,12 @@ type Curve struct {
 	// bandwidth, sets the pace. A floor under the memory time (max), so
 	// wide rows (a token's hidden state) never reach it; not applied
 	// compiled (Roofline.Compiled: Inductor's norm kernels). 0: none.
+	// For the attention prefill (attnprefill.go) it is the merge kernel's
+	// time per merged (token, q head) row of a split-KV prefill.
 	RowUs float64
+	// MergeFloorUs is, for the attention prefill, the launch of the merge
+	// kernel a split-KV prefill runs after its CTAs (attnprefill.go).
+	MergeFloorUs float64
 	// L2ResidentMB is the megabytes of a memory-bound elementwise
 	// kernel's traffic served by the L2 cache rather than HBM: its input
 	// was written by the kernel before it, and its own writes end in the

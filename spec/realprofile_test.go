@@ -337,7 +337,7 @@ func attentionRow(r realRow, base realPoint) []realPoint {
 		}
 		pkv, pc := PrefillEquivalent(pl, pk)
 		db, dkv := DecodeEquivalent(dk)
-		add(OpAttnPrefill, pkv, pc)
+		add(OpAttnPrefill, pkv, pc, float64(len(pl)))
 		add(OpAttnDecode, db, dkv)
 		n := len(dk)
 		for _, c := range pl {
@@ -354,7 +354,7 @@ func attentionRow(r realRow, base realPoint) []realPoint {
 				n += c
 			}
 			pkv, pc := PrefillEquivalent(seq, ctx)
-			add(OpAttnPrefill, pkv, pc)
+			add(OpAttnPrefill, pkv, pc, float64(len(seq))) // PrefillSeqsFeature
 			tokens(float64(n))
 			break
 		}

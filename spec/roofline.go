@@ -107,6 +107,9 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		}
 		return (floorUs + r.collectiveUs(o, bytes, c)) / 1e3
 	}
+	if o.Name == OpAttnPrefill && c.IterUs > 0 && d.SMs > 0 && len(x) > 1 {
+		return flashInferPrefillUs(o, x, c, d.SMs, d.HBMGBps) / 1e3 // attnprefill.go
+	}
 	computeUs := 0.0
 	if flops > 0 && c.ComputeEff > 0 {
 		fp8 := o.FP8 && d.PeakFP8TFLOPS > 0 && d.Curves.FP8ComputeEff > 0

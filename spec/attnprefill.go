@@ -1,0 +1,208 @@
+package spec
+
+import "math"
+
+// FlashInfer's FA2 batch prefill over a paged KV cache
+// (BatchPrefillWithPagedKVCacheWrapper, the wrapper Frontier's A800
+// attention profiler plans and runs: NetX-lab/Frontier
+// frontier/profiling/attention/backends/flashinfer_attention_wrapper.py,
+// causal, page size = the profile's block_size 16) priced as the kernel
+// runs on the SMs, not as a roofline. Read from flashinfer-ai/flashinfer
+// include/flashinfer/attention/scheduler.cuh (PrefillPlan,
+// PrefillSplitQOKVIndptr, PrefillBinarySearchKVChunkSize,
+// FA2DetermineCtaTileQ), prefill.cuh (the paged kernel's dispatch and its
+// causal iteration count) and cascade.cuh (VariableLengthMergeStates):
+//
+//   - The query rows of a sequence are packed with their GQA group
+//     (tokens x q heads per KV head) and cut into CTA tiles of 128 packed
+//     rows (16 or 64 for short averages).
+//   - The plan caps the grid at 2 CTAs per SM per KV head
+//     (max_batch_size_if_split = 2 x SMs / KV heads) and binary-searches
+//     the smallest KV chunk, in pages of at least 128 tokens, that keeps
+//     q tiles x KV chunks under that cap; the KV is split ("split_kv")
+//     when that chunk is shorter than the sequence's pages. A prefill with
+//     no cached context therefore splits as long as its q tiles number at
+//     most half the cap: on the A800 (108 SMs) at TP4 up to 1,728 tokens
+//     (108 tiles), unsplit from 1,792 (112 tiles) — the profile's time
+//     drops there, 167 -> 116 us.
+//   - Each CTA loops over its chunk's keys up to the causal diagonal of
+//     its last row in tiles of CTA_TILE_KV keys: 64 for a 128-row tile at
+//     head dim 128 in BF16 on sm_80 (NUM_MMA_KV = min(4 by registers, 6 by
+//     shared memory at two CTAs a SM)); 128 for the smaller tiles.
+//   - A split prefill writes each chunk's partial output and
+//     log-sum-exp in FP32 and runs a second kernel,
+//     VariableLengthMergeStates, that walks every (token, q head) row
+//     and merges its chunks' states (128-thread blocks, a 4-stage
+//     shared-memory pipeline over the row's states).
+//
+// The time is then FloorUs + the busiest SM's CTA iterations x IterUs
+// (CTAs handed out in grid order, blockIdx.x = (sequence, q tile, KV chunk),
+// blockIdx.y = KV head, each to the SM that frees first) and, when split,
+// MergeFloorUs + RowUs a merged row + the FP32 states written and read
+// back at the L2 rate (HBM x L2Gain: they fit the A800's 40 MB L2 and are
+// read right after they are written). Counting one CTA at a time an SM
+// is a fit, not the plan's two: two resident CTAs share the SM's tensor
+// cores (on the kernel-traced A800 rows, one slot an SM scores 4.7% MAPE,
+// two 13.2%; the time steps up where the CTAs first outnumber the 108
+// SMs, e.g. TP2 64-token chunks over 1,600 -> 1,664 cached tokens, 104 ->
+// 112 CTAs, 29.8 -> 34.6 us).
+
+const (
+	// flashInferPageTokens is the KV page (vLLM block) size the plan
+	// counts chunks in: vLLM's default block_size 16, the A800 profile's
+	// block_size column.
+	flashInferPageTokens = 16
+	// flashInferMinChunkTokens is the plan's smallest KV chunk:
+	// max(128 / page_size, 1) pages.
+	flashInferMinChunkTokens = 128
+	// flashInferCTAsPerSM is the plan's num_blocks_per_sm (PrefillPlan).
+	flashInferCTAsPerSM = 2
+	// fp32StateBytes is one partial state of a head dimension element
+	// written by the split kernel and read by the merge (FP32).
+	fp32StateBytes = 4
+)
+
+// PrefillSeqsFeature is the index of an optional feature of the attention
+// prefill after its OpFeatures: the number of sequences the equivalent
+// (context, chunk) of PrefillEquivalent stands for. FlashInfer tiles each
+// sequence on its own, so n sequences of c tokens run n x c / 128 x group
+// tiles where one sequence of the equivalent sqrt(n) x c tokens runs
+// fewer, longer ones. Fitted predictors never see it; 0 or absent: one.
+const PrefillSeqsFeature = 2
+
+// flashInferCTATileQ is FA2DetermineCtaTileQ for head dims below 256 on
+// sm_80 and later: 128 packed rows above 64, 64 above 16, else 16.
+func flashInferCTATileQ(avgPackedRows int) int {
+	switch {
+	case avgPackedRows > 64:
+		return 128
+	case avgPackedRows > 16:
+		return 64
+	}
+	return 16
+}
+
+// prefillPlan is what FlashInfer's plan decides for one prefill (the
+// method above): seqs equal sequences of q new tokens over ctx cached ones.
+type prefillPlan struct {
+	seqs, q, ctx  int
+	tileQ, tileKV int // CTA rows (packed) and keys a CTA iteration
+	tilesQ        int // CTA tiles of one sequence, one KV head
+	chunks        int // KV chunks of a sequence (1 unsplit)
+	chunkTokens   int
+	split         bool
+}
+
+// flashInferPlan returns the plan of the causal paged prefill of o for
+// x = (context, chunk[, sequences]) on a device of sms SMs.
+func flashInferPlan(o *Op, x []float64, sms int) prefillPlan {
+	p := prefillPlan{seqs: 1}
+	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
+		p.seqs = int(math.Round(x[PrefillSeqsFeature]))
+	}
+	// Equal sequences of the equivalent chunk: sum c_i^2 = chunk^2.
+	p.q = max(int(math.Round(x[1]/math.Sqrt(float64(p.seqs)))), 1)
+	p.ctx = max(int(math.Round(x[0])), 0)
+	kvHeads := max(o.KVHeads, 1)
+	group := max(o.QHeads/kvHeads, 1)
+	p.tileQ = flashInferCTATileQ(p.q * group)
+	p.tileKV = 128
+	if p.tileQ == 128 {
+		p.tileKV = 64
+	}
+	p.tilesQ = ceilDiv(p.q*group, p.tileQ)
+	pages := max(ceilDiv(p.ctx+p.q, flashInferPageTokens), 1)
+	// PrefillBinarySearchKVChunkSize, in pages.
+	maxCTAs := flashInferCTAsPerSM * sms / kvHeads
+	lo, hi := max(flashInferMinChunkTokens/flashInferPageTokens, 1), pages
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if p.seqs*p.tilesQ*ceilDiv(pages, mid) > maxCTAs {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	p.split = lo < pages
+	p.chunkTokens, p.chunks = lo*flashInferPageTokens, ceilDiv(pages, lo)
+	if !p.split {
+		p.chunkTokens, p.chunks = pages*flashInferPageTokens, 1
+	}
+	return p
+}
+
+// flashInferPrefillUs returns the kernel time, in microseconds, of the
+// causal paged prefill of o for x = (context, chunk[, sequences]) on a
+// device of sms SMs and hbmGBps of HBM bandwidth under curve c.
+func flashInferPrefillUs(o *Op, x []float64, c Curve, sms int, hbmGBps float64) float64 {
+	p := flashInferPlan(o, x, sms)
+	group := max(o.QHeads/max(o.KVHeads, 1), 1)
+	// One sequence's CTAs in grid order: KV-tile iterations each.
+	work := make([]int, 0, p.tilesQ*p.chunks)
+	for t := 0; t < p.tilesQ; t++ {
+		end := p.ctx + min(p.q, ceilDiv((t+1)*p.tileQ, group)) // causal end of the tile's last row
+		for k := 0; k < p.chunks; k++ {
+			keys := min(max(end-k*p.chunkTokens, 0), p.chunkTokens)
+			work = append(work, ceilDiv(keys, p.tileKV))
+		}
+	}
+	us := c.FloorUs + busiestSM(work, p.seqs*max(o.KVHeads, 1), sms)*c.IterUs
+	if p.split {
+		rows := float64(p.seqs*p.q) * float64(o.QHeads)
+		stateBytes := 2 * rows * float64(p.chunks) * float64(o.HeadDim) * fp32StateBytes
+		us += c.MergeFloorUs + rows*c.RowUs + stateBytes/(hbmGBps*1e3*c.L2Gain)
+	}
+	return us
+}
+
+// busiestSM returns the iterations of the busiest of sms SMs when the
+// CTAs of work, repeated reps times (sequences, then KV heads), are handed
+// out in order, each to the SM that frees first.
+func busiestSM(work []int, reps, sms int) float64 {
+	if len(work) == 0 || reps == 0 || sms <= 0 {
+		return 0
+	}
+	free := make([]int, 0, sms) // a min-heap of the SMs' busy-until
+	push := func(v int) {
+		free = append(free, v)
+		for i := len(free) - 1; i > 0; {
+			p := (i - 1) / 2
+			if free[p] <= free[i] {
+				break
+			}
+			free[p], free[i] = free[i], free[p]
+			i = p
+		}
+	}
+	for r := 0; r < reps; r++ {
+		for _, w := range work {
+			if len(free) < sms {
+				push(w)
+				continue
+			}
+			// Replace the root (the SM that frees first) and sift down.
+			free[0] += w
+			for i := 0; ; {
+				l, s := 2*i+1, i
+				if l < len(free) && free[l] < free[s] {
+					s = l
+				}
+				if l+1 < len(free) && free[l+1] < free[s] {
+					s = l + 1
+				}
+				if s == i {
+					break
+				}
+				free[i], free[s] = free[s], free[i]
+				i = s
+			}
+		}
+	}
+	top := 0
+	for _, v := range free {
+		top = max(top, v)
+	}
+	return float64(top)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
