@@ -113,13 +113,32 @@ func vllmTunedMoEConfig(device string, experts, widthN int, dtype string, block 
 	if !ok {
 		return vllmMoEConfigFile{}, false
 	}
-	for _, f := range vllmMoEConfigFiles {
-		if f.device == name && f.experts == experts && f.widthN == widthN && f.dtype == dtype && f.block == block &&
-			f.added != "" && f.added < vllmEraFilesBefore {
-			return f, true
+	f, ok := vllmEraMoEConfigs[vllmMoEConfigKey{name, experts, widthN, dtype, block}]
+	return f, ok
+}
+
+// vllmMoEConfigKey is what get_config_file_name puts in a file's name.
+type vllmMoEConfigKey struct {
+	device          string
+	experts, widthN int
+	dtype           string
+	block           int
+}
+
+// vllmEraMoEConfigs indexes the files of the era ftk prices by name (the
+// grouped GEMM asks for every layer of every step it prices).
+var vllmEraMoEConfigs = indexEraMoEConfigs(vllmMoEConfigFiles)
+
+// indexEraMoEConfigs maps the name of each file that was on vLLM's main
+// before vllmEraFilesBefore to the file.
+func indexEraMoEConfigs(files []vllmMoEConfigFile) map[vllmMoEConfigKey]vllmMoEConfigFile {
+	idx := make(map[vllmMoEConfigKey]vllmMoEConfigFile, len(files))
+	for _, f := range files {
+		if f.added != "" && f.added < vllmEraFilesBefore {
+			idx[vllmMoEConfigKey{f.device, f.experts, f.widthN, f.dtype, f.block}] = f
 		}
 	}
-	return vllmMoEConfigFile{}, false
+	return idx
 }
 
 // moeTileEff is the MMA rate of grouped GEMM o's tiles at features x as
