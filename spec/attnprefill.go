@@ -1,6 +1,9 @@
 package spec
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // FlashInfer's FA2 batch prefill over a paged KV cache
 // (BatchPrefillWithPagedKVCacheWrapper, the wrapper Frontier's A800
@@ -35,17 +38,22 @@ import "math"
 //     and merges its chunks' states (128-thread blocks, a 4-stage
 //     shared-memory pipeline over the row's states).
 //
-// The time is then FloorUs + the busiest SM's CTA iterations x IterUs
-// (CTAs handed out in grid order, blockIdx.x = (sequence, q tile, KV chunk),
-// blockIdx.y = KV head, each to the SM that frees first) and, when split,
+// The time is then FloorUs + the time the SMs take over the CTAs' KV-tile
+// iterations (IterUs each, for one CTA alone on an SM) and, when split,
 // MergeFloorUs + RowUs a merged row + the FP32 states written and read
-// back at the L2 rate (HBM x L2Gain: they fit the A800's 40 MB L2 and are
-// read right after they are written). Counting one CTA at a time an SM
-// is a fit, not the plan's two: two resident CTAs share the SM's tensor
-// cores (on the kernel-traced A800 rows, one slot an SM scores 4.7% MAPE,
-// two 13.2%; the time steps up where the CTAs first outnumber the 108
-// SMs, e.g. TP2 64-token chunks over 1,600 -> 1,664 cached tokens, 104 ->
-// 112 CTAs, 29.8 -> 34.6 us).
+// back at HBM x L2Gain (they are read right after they are written; the
+// A800's 40 MB L2 holds them). The CTAs go out in grid order (blockIdx.x =
+// (sequence, q tile, KV chunk), blockIdx.y = KV head), one to every SM,
+// then a second to every SM (the plan's two CTAs an SM), then each into
+// the slot the next finishing CTA frees; two resident CTAs share their SM
+// (flashInferPairRate). On the kernel-traced A800 rows this scores 1.5%
+// MAPE where one CTA at a time an SM scores 4.7% and two independent slots
+// 13.2%: the time steps up where the CTAs first outnumber the 108 SMs
+// (TP2 64-token chunks over 1,600 -> 1,664 cached tokens, 104 -> 112 CTAs,
+// 29.8 -> 34.6 us) and where a chunk grows past a multiple of 64 keys
+// (3,328 -> 3,456 cached tokens, 39.3 -> 44.4 us), and a causal prefill
+// with no context, whose CTAs grow in grid order, ends on SMs that share
+// their heaviest CTAs.
 
 const (
 	// flashInferPageTokens is the KV page (vLLM block) size the plan
@@ -146,7 +154,7 @@ func flashInferPrefillUs(o *Op, x []float64, c Curve, sms int, hbmGBps float64) 
 			work = append(work, ceilDiv(keys, p.tileKV))
 		}
 	}
-	us := c.FloorUs + busiestSM(work, p.seqs*max(o.KVHeads, 1), sms)*c.IterUs
+	us := c.FloorUs + sharedSMTime(work, p.seqs*max(o.KVHeads, 1), sms)*c.IterUs
 	if p.split {
 		rows := float64(p.seqs*p.q) * float64(o.QHeads)
 		stateBytes := 2 * rows * float64(p.chunks) * float64(o.HeadDim) * fp32StateBytes
@@ -155,54 +163,135 @@ func flashInferPrefillUs(o *Op, x []float64, c Curve, sms int, hbmGBps float64) 
 	return us
 }
 
-// busiestSM returns the iterations of the busiest of sms SMs when the
-// CTAs of work, repeated reps times (sequences, then KV heads), are handed
-// out in order, each to the SM that frees first.
-func busiestSM(work []int, reps, sms int) float64 {
-	if len(work) == 0 || reps == 0 || sms <= 0 {
+// flashInferPairRate is how much work an SM does with two resident CTAs
+// against one, each of the two progressing at half of it: one CTA of four
+// warps leaves the tensor cores idle while it waits on its loads, a second
+// fills some of that. Scanned on the kernel-traced calibration rows with
+// the other terms refitted at each value (MAPE 1.0: 2.39%, 1.2: 1.61%,
+// 1.3: 1.48%, 1.4: 1.69%, 1.5: 2.01%, 1.8: 3.13%).
+const flashInferPairRate = 1.3
+
+// sharedSMTime returns when the last CTA finishes, in iterations of one CTA
+// alone on an SM, when the CTAs of work, repeated reps times (sequences,
+// then KV heads), run in grid order on sms SMs of two CTA slots each: the
+// first CTAs fill one slot of every SM, then the second; after that each
+// CTA takes the slot the next finishing CTA frees. An SM's two resident
+// CTAs share it (flashInferPairRate).
+func sharedSMTime(work []int, reps, sms int) float64 {
+	n := len(work) * reps
+	if n == 0 || sms <= 0 {
 		return 0
 	}
-	free := make([]int, 0, sms) // a min-heap of the SMs' busy-until
-	push := func(v int) {
-		free = append(free, v)
-		for i := len(free) - 1; i > 0; {
-			p := (i - 1) / 2
-			if free[p] <= free[i] {
-				break
-			}
-			free[p], free[i] = free[i], free[p]
-			i = p
-		}
+	type sm struct {
+		rem  [2]float64 // work left of the resident CTAs
+		k    int        // resident CTAs
+		at   float64    // time rem was last brought up to
+		next float64    // time its first resident CTA finishes
 	}
-	for r := 0; r < reps; r++ {
-		for _, w := range work {
-			if len(free) < sms {
-				push(w)
-				continue
-			}
-			// Replace the root (the SM that frees first) and sift down.
-			free[0] += w
-			for i := 0; ; {
-				l, s := 2*i+1, i
-				if l < len(free) && free[l] < free[s] {
-					s = l
-				}
-				if l+1 < len(free) && free[l+1] < free[s] {
-					s = l + 1
-				}
-				if s == i {
-					break
-				}
-				free[i], free[s] = free[s], free[i]
-				i = s
+	sms = min(sms, n)
+	s := make([]sm, sms)
+	rate := func(k int) float64 { // each resident CTA's progress a unit of time
+		if k == 2 {
+			return flashInferPairRate / 2
+		}
+		return 1
+	}
+	i := 0
+	ctaWork := func() float64 { w := work[i%len(work)]; i++; return float64(w) }
+	for slot := 0; slot < 2; slot++ {
+		for j := range s {
+			if i < n {
+				s[j].rem[s[j].k] = ctaWork()
+				s[j].k++
 			}
 		}
 	}
-	top := 0
-	for _, v := range free {
-		top = max(top, v)
+	setNext := func(j int) {
+		x := &s[j]
+		x.next = math.Inf(1)
+		if x.k == 1 {
+			x.next = x.at + x.rem[0]/rate(1)
+		} else if x.k == 2 {
+			x.next = x.at + min(x.rem[0], x.rem[1])/rate(2)
+		}
 	}
-	return float64(top)
+	// A min-heap of the SMs by next, with each SM's place in it.
+	h, pos := make([]int, sms), make([]int, sms)
+	for j := range s {
+		setNext(j)
+		h[j], pos[j] = j, j
+	}
+	swap := func(a, b int) {
+		h[a], h[b] = h[b], h[a]
+		pos[h[a]], pos[h[b]] = a, b
+	}
+	less := func(a, b int) bool { return s[h[a]].next < s[h[b]].next }
+	fix := func(p int) {
+		for p > 0 && less(p, (p-1)/2) {
+			swap(p, (p-1)/2)
+			p = (p - 1) / 2
+		}
+		for {
+			l, m := 2*p+1, p
+			if l < len(h) && less(l, m) {
+				m = l
+			}
+			if l+1 < len(h) && less(l+1, m) {
+				m = l + 1
+			}
+			if m == p {
+				return
+			}
+			swap(p, m)
+			p = m
+		}
+	}
+	for p := len(h)/2 - 1; p >= 0; p-- {
+		fix(p)
+	}
+	end := 0.0
+	var freed []int
+	for {
+		t := s[h[0]].next
+		if math.IsInf(t, 1) {
+			return end
+		}
+		end = t
+		// Retire the CTAs finishing now, on every SM where one does.
+		freed = freed[:0]
+		for !math.IsInf(s[h[0]].next, 1) && s[h[0]].next <= t {
+			j := h[0]
+			x := &s[j]
+			done := (t - x.at) * rate(x.k)
+			kept := 0
+			for c := 0; c < x.k; c++ {
+				if r := x.rem[c] - done; r > 1e-9 {
+					x.rem[kept] = r
+					kept++
+				}
+			}
+			x.k, x.at, x.next = kept, t, math.Inf(1)
+			fix(0)
+			freed = append(freed, j)
+		}
+		// Refill them breadth first, as at the start: the SMs with
+		// fewer resident CTAs first, then in order.
+		if len(freed) > 1 {
+			sort.Ints(freed)
+		}
+		for level := 0; level < 2; level++ {
+			for _, j := range freed {
+				if s[j].k <= level && i < n {
+					s[j].rem[s[j].k] = ctaWork()
+					s[j].k++
+				}
+			}
+		}
+		for _, j := range freed {
+			setNext(j)
+			fix(pos[j])
+		}
+	}
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,6 +1,9 @@
 package spec
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // qwen3AttnOp is the attention prefill of Qwen3-30B-A3B (32 q heads, 4 KV
 // heads, head dim 128) on one GPU of tp, as the A800 profile's rows build it.
@@ -61,7 +64,7 @@ func TestFlashInferPrefillPlan(t *testing.T) {
 	}
 }
 
-func TestBusiestSM(t *testing.T) {
+func TestSharedSMTime(t *testing.T) {
 	ones := func(n int) []int {
 		w := make([]int, n)
 		for i := range w {
@@ -69,21 +72,26 @@ func TestBusiestSM(t *testing.T) {
 		}
 		return w
 	}
+	pair := 1 / (flashInferPairRate / 2) // one iteration of each of two CTAs sharing an SM
 	cases := []struct {
 		name       string
 		work       []int
 		reps, sms  int
 		iterations float64
 	}{
-		{"one wave", ones(108), 1, 108, 1},
-		{"four CTAs over", ones(112), 1, 108, 2},
+		{"one CTA an SM", ones(108), 1, 108, 1},
+		{"four SMs run two", ones(112), 1, 108, pair},
+		{"every SM runs two", ones(216), 1, 108, pair},
+		{"a third wave", ones(324), 1, 108, pair + 1},
 		{"repeats per KV head", ones(54), 2, 108, 1},
-		{"the long CTA sets the time", []int{10, 1, 1, 1}, 1, 2, 10},
-		{"greedy in order", []int{3, 3, 2, 2, 2}, 1, 2, 7},
+		// SM 0 runs the 10 and the third CTA, sharing until the third
+		// is done (after pair), then the 10's remaining 9 alone.
+		{"the long CTA sets the time", []int{10, 1, 1, 1}, 1, 2, pair + 9},
+		{"empty CTAs", []int{0, 0, 0}, 1, 2, 0},
 		{"no work", nil, 1, 108, 0},
 	}
 	for _, c := range cases {
-		if got := busiestSM(c.work, c.reps, c.sms); got != c.iterations {
+		if got := sharedSMTime(c.work, c.reps, c.sms); math.Abs(got-c.iterations) > 1e-9 {
 			t.Errorf("%s: %v iterations, want %v", c.name, got, c.iterations)
 		}
 	}
@@ -112,12 +120,12 @@ func TestA800PrefillFollowsFlashInferPlan(t *testing.T) {
 		keep    func(realPoint) bool
 		maxMAPE float64
 	}{
-		{"kernel-traced rows", KernelOnly, every, 6},
-		{"kernel-traced held-out rows", KernelOnly, held, 6},
-		{"kernel-traced TP4", KernelOnly, func(p realPoint) bool { return p.op.QHeads == 8 }, 10},
-		{"kernel-traced TP8", KernelOnly, func(p realPoint) bool { return p.op.QHeads == 4 }, 11},
-		{"eager rows", CUDAEvent, every, 12},
-		{"eager held-out rows", CUDAEvent, held, 12.5},
+		{"kernel-traced rows", KernelOnly, every, 3},
+		{"kernel-traced held-out rows", KernelOnly, held, 3},
+		{"kernel-traced TP4", KernelOnly, func(p realPoint) bool { return p.op.QHeads == 8 }, 4},
+		{"kernel-traced TP8", KernelOnly, func(p realPoint) bool { return p.op.QHeads == 4 }, 4},
+		{"eager rows", CUDAEvent, every, 10.5},
+		{"eager held-out rows", CUDAEvent, held, 10.5},
 	}
 	for _, b := range bounds {
 		var busy func(*Device, realPoint) []float64

@@ -267,19 +267,20 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // TP2 and the eager TP1 rows stay bandwidth-bound. ColdHostFactor 3 is
 // docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
 // The attention prefill is FlashInfer's FA2 kernel priced CTA by CTA from
-// its plan (attnprefill.go), not a roofline: FloorUs 12.1 us, IterUs 3.1 us
-// a 64-key tile of one CTA, and for a split-KV prefill the merge kernel
-// (MergeFloorUs 3.46 us, RowUs 4.64 ns a (token, q head) row, FP32 states
-// at L2Gain 2.71x the HBM rate, 5.5 TB/s), fitted (Nelder-Mead, MAPE) on
+// its plan (attnprefill.go), not a roofline: FloorUs 10.7 us, IterUs 3.69
+// us a 64-key tile of one CTA alone on an SM (two share it at 1.3x,
+// flashInferPairRate), and for a split-KV prefill the merge kernel
+// (MergeFloorUs 2.65 us, RowUs 4.67 ns a (token, q head) row, FP32 states
+// at L2Gain 1.52x the HBM rate, 3.1 TB/s), fitted (Nelder-Mead, MAPE) on
 // the 559 kernel-traced calibration prefill rows alone (TP2/4/8, 32-4,096
 // new tokens over 0-4,000 cached: every regime the eager rows hold);
-// kernelFields' fit from these values moves them by under 2% (12.07,
-// 3.10, 3.50, 4.62 ns, 2.69). The roofline it replaced (FloorUs 8.3,
-// ComputeEff 0.298, HalfFLOPs 1.54e9) scored 15.7% on those rows, 4.7% now
-// (held-out 16.1 -> 4.8%). Then the attention ops' host terms were refitted
-// on the eager rows through the profiler's run (attnchain_test.go; kernel
-// terms held): attn_prefill 60.1/73.3 -> 46.3/85.2 us, attn_kv_cache_save
-// PreUs 31.1 -> 26.6 us, the others within 0.2 us.
+// kernelFields' fit from these values moves them by under 3% (10.68, 3.69,
+// 2.73, 4.67 ns, 1.54). The roofline it replaced (FloorUs 8.3, ComputeEff
+// 0.298, HalfFLOPs 1.54e9) scored 15.7% on those rows, 1.5% now (held-out
+// 16.1 -> 1.6%). Then the attention ops' host terms were refitted on the
+// eager rows through the profiler's run (attnchain_test.go; kernel terms
+// held): attn_prefill 60.1/73.3 -> 39.5/85.4 us, attn_kv_cache_save
+// PreUs 31.1 -> 26.2 us, the others within 0.2 us.
 // Ampere has no FP8 tensor cores (FP8ComputeEff 0: FP8 weights compute at
 // the BF16 peak). KernelHostUs is Hopper's (the A800 file times each
 // operator at one kernel count, so it cannot fix it).
@@ -291,7 +292,7 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAdd:         {FloorUs: 2.78, MemEff: 0.919, LegacyFloorUs: 1.92, L2ResidentMB: 9.7, L2Gain: 1.61, HostPreUs: 28.1, HostUs: 33.2},
 	ClassEmbedding:   {FloorUs: 2.87, MemEff: 0.92, SmallIndexUs: 0.725, HostPreUs: 1, HostUs: 1},
 	ClassCopy:        {FloorUs: 3.74, MemEff: 0.771, HostPreUs: 17.1, HostUs: 16},
-	ClassAttnPrefill: {FloorUs: 12.1, IterUs: 3.1, RowUs: 0.00464, MergeFloorUs: 3.46, L2Gain: 2.71, HostPreUs: 60, HostUs: 74.2},
+	ClassAttnPrefill: {FloorUs: 10.7, IterUs: 3.69, RowUs: 0.00467, MergeFloorUs: 2.65, L2Gain: 1.52, HostPreUs: 60, HostUs: 74.2},
 	ClassAttnDecode:  {FloorUs: 16.1, MemEff: 0.92, HostPreUs: 57.1, HostUs: 1},
 	ClassMoERouting:  {FloorUs: 6.97, MemEff: 0.000767, HostPreUs: 1.3, HostUs: 60.8},
 	ClassMoEShuffle:  {FloorUs: 4.03, MemEff: 0.464, IterUs: 0.148, HostPreUs: 1, HostUs: 13.7},
@@ -301,12 +302,12 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	ClassAllToAll:    {FloorUs: 10, MemEff: 0.7},
 }, Host: map[string]HostTerms{
 	"attn_decode":              {PreUs: 22.6, Us: 78.8},
-	"attn_input_reshape":       {PreUs: 17.2, Us: 17.2},
-	"attn_kv_cache_save":       {PreUs: 26.6, Us: 41.1},
+	"attn_input_reshape":       {PreUs: 17, Us: 17.2},
+	"attn_kv_cache_save":       {PreUs: 26.2, Us: 41.2},
 	"attn_output_reshape":      {PreUs: 16.9, Us: 16.9},
 	"attn_post_proj":           {PreUs: 63.4, Us: 79.6},
 	"attn_pre_proj":            {PreUs: 33.5, Us: 151},
-	"attn_prefill":             {PreUs: 46.3, Us: 85.2},
+	"attn_prefill":             {PreUs: 39.5, Us: 85.4},
 	"attn_rope":                {PreUs: 22.8, Us: 34.8},
 	"emb":                      {PreUs: 1, Us: 1},
 	"input_layernorm":          {PreUs: 2.15, Us: 14.6},
