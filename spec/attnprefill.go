@@ -54,6 +54,15 @@ import (
 // (3,328 -> 3,456 cached tokens, 39.3 -> 44.4 us), and a causal prefill
 // with no context, whose CTAs grow in grid order, ends on SMs that share
 // their heaviest CTAs.
+//
+// A stated approximation: every Ampere prefill is priced as FlashInfer's,
+// the backend of the one Ampere attention profile in ../shared. vLLM's
+// own default on Ampere is FlashAttention-2 (vllm-flash-attn; backend
+// selection in vllm/platforms/cuda.py, FLASHINFER on request), whose
+// varlen prefill runs one CTA per 128-row tile and head without splitting
+// the KV: for serving on Ampere the split and merge terms here may
+// over-price short prefills under long prefixes. Not checked: no Ampere
+// FlashAttention profile is in ../shared.
 
 const (
 	// flashInferPageTokens is the KV page (vLLM block) size the plan
