@@ -19,9 +19,12 @@ type Device struct {
 	// has no FP8 tensor cores (FP8 weights then run at the BF16 peak, as
 	// vLLM's weight-only FP8 kernels do on Ampere).
 	PeakFP8TFLOPS float64 `json:"peak_fp8_tflops"`
-	MemoryGiB     float64 `json:"memory_gib"` // HBM capacity
-	HBMGBps       float64 `json:"hbm_gbps"`   // HBM bandwidth, GB/s (1e9)
-	SMs           int     `json:"sms"`
+	// MatmulBF16TFLOPS is a public measurement of the device's best dense
+	// BF16 matmul rate, 0 where none was read (matmulrate.go).
+	MatmulBF16TFLOPS float64 `json:"matmul_bf16_tflops,omitempty"`
+	MemoryGiB        float64 `json:"memory_gib"` // HBM capacity
+	HBMGBps          float64 `json:"hbm_gbps"`   // HBM bandwidth, GB/s (1e9)
+	SMs              int     `json:"sms"`
 	// L2MB is the L2 cache, MB (1e6 bytes); 0 where no source was read
 	// (the L2 is then never counted on: warml2.go).
 	L2MB float64 `json:"l2_mb"`
@@ -148,6 +151,7 @@ func LookupDevice(name string) (*Device, error) {
 	}
 	d.Name = n
 	d.Curves = archCurves(d.Arch)
+	d.MatmulBF16TFLOPS = matmulBF16TFLOPS[n]
 	return &d, nil
 }
 

@@ -117,6 +117,7 @@ func (r Roofline) KernelMs(o *Op, x []float64) float64 {
 		if fp8 {
 			roof = d.Curves.fp8Roof(o)
 		}
+		roof = d.ScaledRoof(roof) // matmulrate.go
 		eff := roof
 		switch {
 		case o.N > 0:

@@ -223,6 +223,9 @@ func devicesCommand() *cli.Command {
 					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintf(w, "name\t%s (%s)\n", d.Name, d.Description)
 					fmt.Fprintf(w, "dense BF16 peak\t%g TFLOP/s\n", d.PeakBF16TFLOPS)
+					if d.MatmulBF16TFLOPS > 0 {
+						fmt.Fprintf(w, "BF16 matmul measured\t%g TFLOP/s (public torch.mm rows: compute priced at %.3f x the peak's roofs)\n", d.MatmulBF16TFLOPS, d.ClockScale())
+					}
 					fmt.Fprintf(w, "memory\t%g GiB at %g GB/s\n", d.MemoryGiB, d.HBMGBps)
 					fmt.Fprintf(w, "SMs\t%d\n", d.SMs)
 					fmt.Fprintf(w, "NVLink\t%g GB/s per direction\n", d.NVLinkGBps)
