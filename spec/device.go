@@ -44,6 +44,8 @@ type Device struct {
 	KernelFloorUs float64 `json:"kernel_floor_us"`
 	// Curves are the generation's fitted kernel-class curves (curves.go).
 	Curves Curves `json:"-"`
+	// clockScale caches ClockScale (matmulrate.go); 0 reads as 1.
+	clockScale float64
 }
 
 // MemoryBytes is the HBM capacity in bytes.
@@ -152,6 +154,7 @@ func LookupDevice(name string) (*Device, error) {
 	d.Name = n
 	d.Curves = archCurves(d.Arch)
 	d.MatmulBF16TFLOPS = matmulBF16TFLOPS[n]
+	d.clockScale = clockScaleOf(&d)
 	return &d, nil
 }
 

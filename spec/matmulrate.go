@@ -52,14 +52,21 @@ func matmulReference(arch string) string {
 
 // ClockScale is the device's measured dense BF16 matmul rate as a
 // fraction of its peak over the same fraction on its generation's
-// reference device: 1 where either has no measurement.
+// reference device: 1 where either has no measurement. LookupDevice
+// computes it once (clockScaleOf); roofs are scaled on every kernel
+// priced.
 func (d *Device) ClockScale() float64 {
-	ref, ok := deviceCatalog[matmulReference(d.Arch)]
-	if !ok || d.MatmulBF16TFLOPS <= 0 || d.PeakBF16TFLOPS <= 0 {
+	if d.clockScale <= 0 {
 		return 1
 	}
+	return d.clockScale
+}
+
+// clockScaleOf computes ClockScale for a catalog device.
+func clockScaleOf(d *Device) float64 {
+	ref, ok := deviceCatalog[matmulReference(d.Arch)]
 	refRate := matmulBF16TFLOPS[matmulReference(d.Arch)]
-	if refRate <= 0 || ref.PeakBF16TFLOPS <= 0 {
+	if !ok || d.MatmulBF16TFLOPS <= 0 || d.PeakBF16TFLOPS <= 0 || refRate <= 0 || ref.PeakBF16TFLOPS <= 0 {
 		return 1
 	}
 	return (d.MatmulBF16TFLOPS / d.PeakBF16TFLOPS) / (refRate / ref.PeakBF16TFLOPS)
