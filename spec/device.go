@@ -91,6 +91,11 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 //     cards: NCCL over PCIe 4.0 x16, 32 GB/s a direction (at the
 //     all-reduce MemEff, 24.9 GB/s of bus bandwidth: 4 x RTX 4090 measure
 //     25.7, see pcie_collective.go).
+//   - RTX 4090 24GB (the GPU of LLMServingSim's RTX 4090 validation run):
+//     the Ada whitepaper's figures, 128 SMs at 2.52 GHz boost, 165.2
+//     TFLOPS dense BF16 with FP32 accumulation, 24 GB GDDR6X at 1,008
+//     GB/s; no NVLink and no PCIe peer-to-peer on GeForce cards, as the
+//     RTX 4090 D.
 //   - RTX PRO 6000 Blackwell Server Edition 96GB (NVIDIA GTC 2025
 //     announcement and datasheet): GB202 with 188 SMs, 96 GB GDDR7 at
 //     1597 GB/s (the Server Edition's figure, as LLMServingSim's RTXPRO6000
@@ -121,6 +126,7 @@ var deviceCatalog = map[string]Device{
 	"a100":       {Description: "NVIDIA A100 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, L2MB: 40, NVLink: true, NVLinkGBps: 300, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"a800":       {Description: "NVIDIA A800 SXM4 80GB", Arch: ArchAmpere, PeakBF16TFLOPS: 312, MemoryGiB: 80, HBMGBps: 2039, SMs: 108, L2MB: 40, NVLink: true, NVLinkGBps: 200, NetworkGBps: 25, LaunchUs: 6, KernelFloorUs: 3},
 	"l40s":       {Description: "NVIDIA L40S 48GB", Arch: ArchAda, PeakBF16TFLOPS: 362, PeakFP8TFLOPS: 733, MemoryGiB: 48, HBMGBps: 864, SMs: 142, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
+	"rtx4090":    {Description: "NVIDIA GeForce RTX 4090 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 165.2, MemoryGiB: 24, HBMGBps: 1008, SMs: 128, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"rtx4090d":   {Description: "NVIDIA GeForce RTX 4090 D 24GB (PCIe, no NVLink)", Arch: ArchAda, PeakBF16TFLOPS: 147, MemoryGiB: 24, HBMGBps: 1008, SMs: 114, NVLinkGBps: 32, NetworkGBps: 25, LaunchUs: 5, KernelFloorUs: 2.5},
 	"rtxpro6000": {Description: "NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB (PCIe, no NVLink)", Arch: ArchBlackwell, PeakBF16TFLOPS: 500, PeakFP8TFLOPS: 1000, MemoryGiB: 96, HBMGBps: 1597, SMs: 188, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 	"b200":       {Description: "NVIDIA B200 180GB", Arch: ArchBlackwell, PeakBF16TFLOPS: 2250, PeakFP8TFLOPS: 4500, MemoryGiB: 180, HBMGBps: 8000, SMs: 148, NVLink: true, NVLinkGBps: 900, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
@@ -137,6 +143,7 @@ var deviceAliases = map[string]string{
 	"nvidia l40s": "l40s",
 	"b200-180gb":  "b200", "nvidia b200": "b200",
 	"rtx-pro-6000": "rtxpro6000", "nvidia rtx pro 6000 blackwell server edition": "rtxpro6000",
+	"4090": "rtx4090", "rtx-4090": "rtx4090", "nvidia geforce rtx 4090": "rtx4090",
 	"4090d": "rtx4090d", "rtx-4090d": "rtx4090d", "nvidia geforce rtx 4090 d": "rtx4090d",
 }
 

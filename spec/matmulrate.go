@@ -36,6 +36,10 @@ var matmulBF16TFLOPS = map[string]float64{
 	// "NVIDIA GeForce RTX 4090D 24GB", a cloud instance, PyTorch 2.8.0
 	// (two 48 GB rows of the same chip: 151.09, 145.77).
 	"rtx4090d": 148.91,
+	// "NVIDIA GeForce RTX 4090 24GB", the same cloud and PyTorch 2.8.0 as
+	// the 4090 D's row (other 24 GB rows: 170.06, 173.31 on bare metal
+	// with PyTorch 2.4, 162.39 in Docker).
+	"rtx4090": 163.09,
 	// "NVIDIA RTX PRO 6000 Blackwell Server Edition", Docker (the same
 	// card's issues #161-162, PyTorch 2.7.0: 417.34 at 8,192).
 	"rtxpro6000": 409.42,

@@ -87,7 +87,9 @@ func (f vllmMoEConfigFile) fileName() string {
 // spaces (and slashes) replaced by underscores, every H200 variant folded
 // to NVIDIA_H200 (get_config_file_name). The names are those of the
 // files in vLLM's directory for these GPUs (and the torch names in
-// device.go's aliases); the RTX 4090 D's has no file.
+// device.go's aliases); the RTX 4090 D's has no file, and the RTX 4090's
+// were not indexed (vllmmoefiles.go): on Ada the old default tiles cost
+// nothing (curves.go), so a tuned file changes no price there.
 var vllmDeviceNames = map[string]string{
 	"h100":       "NVIDIA_H100_80GB_HBM3",
 	"h100-pcie":  "NVIDIA_H100_PCIe",
@@ -97,6 +99,7 @@ var vllmDeviceNames = map[string]string{
 	"a100":       "NVIDIA_A100-SXM4-80GB",
 	"a800":       "NVIDIA_A800-SXM4-80GB",
 	"l40s":       "NVIDIA_L40S",
+	"rtx4090":    "NVIDIA_GeForce_RTX_4090",
 	"rtx4090d":   "NVIDIA_GeForce_RTX_4090_D",
 	"rtxpro6000": "NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition",
 	"b200":       "NVIDIA_B200",
