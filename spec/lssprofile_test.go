@@ -103,3 +103,51 @@ func TestLLMServingSimProfilesHeldOut(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMServingSimDecodeAttentionHeldOut checks the decode attention of
+// the same profiles (attention.csv, pure decode rows: sequences x
+// per-sequence KV length, Llama-3.1-8B TP1, one layer's kernel time).
+// Held out. At batch 1 and short contexts the kernels take 12-15 us where
+// ftk's floor and bandwidth give 8-11 (-28 to -34%); from 8 sequences at
+// 4,096 tokens on they stream the KV cache at 1.24-1.53 TB/s on the RTX
+// PRO 6000 and 0.82-0.95 TB/s on the RTX 4090, and ftk (0.85 of the
+// datasheet bandwidth) is within -2 to +13%.
+func TestLLMServingSimDecodeAttentionHeldOut(t *testing.T) {
+	m, err := LookupModel("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec Op
+	for _, o := range LayerOps(m, Layout{}, 0) {
+		if o.Name == OpAttnDecode {
+			dec = o
+		}
+	}
+	for _, tc := range []struct {
+		device             string
+		seqs, kv           float64
+		measuredUs, errPct float64 // errPct: ftk's signed error as measured 2026-12-04
+	}{
+		{"rtxpro6000", 1, 1024, 14.592, -28},
+		{"rtxpro6000", 8, 4096, 108.16, -2},
+		{"rtxpro6000", 64, 1024, 221.237, -7},
+		{"rtxpro6000", 128, 4096, 1461.14, +9},
+		{"rtxpro6000", 256, 16384, 11238.9, +13},
+		{"rtx4090", 1, 1024, 14.1853, -13},
+		{"rtx4090", 8, 4096, 164.678, 0},
+		{"rtx4090", 64, 1024, 333.295, -3},
+		{"rtx4090", 128, 4096, 2302.31, +9},
+		{"rtx4090", 256, 16384, 18003.5, +11},
+	} {
+		d, err := LookupDevice(tc.device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Roofline{Device: d}.KernelMs(&dec, []float64{tc.seqs, tc.kv}) * 1e3
+		pct := 100 * (got - tc.measuredUs) / tc.measuredUs
+		t.Logf("%-10s %3.0f seqs x %5.0f tokens: measured %8.1f us, ftk %8.1f (%+.0f%%)", tc.device, tc.seqs, tc.kv, tc.measuredUs, got, pct)
+		if math.Abs(pct-tc.errPct) > 3 {
+			t.Errorf("%s %.0f x %.0f: ftk %.1f us, measured %.1f: %+.0f%%, want %+.0f%% +- 3 points", tc.device, tc.seqs, tc.kv, got, tc.measuredUs, pct, tc.errPct)
+		}
+	}
+}
