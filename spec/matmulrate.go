@@ -16,10 +16,11 @@ package spec
 // contributed 2025-2026, PyTorch 2.8.0 unless noted). A roof fitted as a
 // fraction of the peak applies to the device times the ratio of its
 // measured fraction of the peak to the fraction measured, in the same data
-// set, on the device its generation's roofs were fitted on (ClockScale,
-// ScaledRoof); a device with no row keeps the fitted roofs (scale 1). Only the compute rate is scaled: floors,
-// K-loop and tile latencies keep their fitted values (a stated
-// approximation; a card that boosts higher runs those faster too).
+// set, on the device its generation's roofs were fitted on (ClockScale),
+// capped at the peak (ScaledRoof); a device with no row keeps the fitted
+// roofs (scale 1). Only the compute rate is scaled: floors, K-loop and
+// tile latencies keep their fitted values (a stated approximation; a card
+// that boosts higher runs those faster too: spec/lssprofile_test.go).
 var matmulBF16TFLOPS = map[string]float64{
 	// "NVIDIA H100 80GB HBM3": 789.24 (Docker, PyTorch 2.8.0, CUDA 12.6)
 	// and 783.66 (bare metal): their mean. The reference of the
