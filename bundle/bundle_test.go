@@ -19,7 +19,7 @@ import (
 )
 
 // The bundle format's tests: a small bundle fitted (package fit, the
-// writer's one caller) on the real A800 profiles of ../shared, then read
+// writer's one caller) on the real A800 profiles of testdata, then read
 // through this package.
 
 // smallBundles caches the fitted bundle of each seed.
@@ -33,7 +33,7 @@ func smallBundle(t *testing.T, seed uint64) *bundle.Bundle {
 		return b.(*bundle.Bundle)
 	}
 	dir := filepath.Join(t.TempDir(), "dataset")
-	if _, err := ingest.Ingest([]string{"../../shared/profiles/frontier-a800-qwen3-30b-a3b"}, dir, ingest.Options{}); err != nil {
+	if _, err := ingest.Ingest([]string{"../testdata/profiles/frontier-a800-qwen3-30b-a3b"}, dir, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := dataset.Load(dir)

@@ -12,9 +12,9 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-const sharedProfiles = "../../shared/profiles"
+const sharedProfiles = "../testdata/profiles"
 
-// sharedHeader reads the header of a real profile under ../shared.
+// sharedHeader reads the header of a real profile under testdata.
 func sharedHeader(t *testing.T, rel string) []string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(sharedProfiles, rel))

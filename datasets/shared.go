@@ -15,7 +15,7 @@ const SharedEnv = "FTK_SHARED"
 //
 //  1. $FTK_SHARED, when set;
 //  2. the shared folder beside the module root (the folder with go.mod)
-//     that holds the working directory: in a checkout, ../shared seen from
+//     that holds the working directory: in a checkout, testdata seen from
 //     the repository (returned relative to the working directory);
 //  3. the same beside the module root that holds the running executable,
 //     so that a checkout's bin/ftk finds it from any working directory.

@@ -13,7 +13,7 @@ import (
 )
 
 // Trace CSV column names. The first three are those of the real traces in
-// ../shared/traces; the rest are optional.
+// testdata/traces; the rest are optional.
 const (
 	ColArrivedAt   = "arrived_at"         // arrival time, seconds (optional)
 	ColPrompt      = "num_prefill_tokens" // prompt tokens (required)

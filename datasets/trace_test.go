@@ -17,9 +17,9 @@ import (
 )
 
 // sharedDir is the shared fixtures folder seen from this package.
-const sharedDir = "../../shared"
+const sharedDir = "../testdata"
 
-// tracePath returns a real trace of ../shared/traces, failing the test when
+// tracePath returns a real trace of testdata/traces, failing the test when
 // it is missing.
 func tracePath(t testing.TB, name string) string {
 	t.Helper()

@@ -84,8 +84,8 @@ func (w Workload) String() string { return w.Name }
 // SharedDir():
 //
 //	fixed:PxO             P prompt and O output tokens, e.g. fixed:1024x256
-//	splitwise-conv        lengths sampled from ../shared/traces/splitwise_conv.csv
-//	splitwise-code        lengths sampled from ../shared/traces/splitwise_code.csv
+//	splitwise-conv        lengths sampled from testdata/traces/splitwise_conv.csv
+//	splitwise-code        lengths sampled from testdata/traces/splitwise_code.csv
 //	arxiv-summarization   lengths sampled from the arXiv summarization trace
 //	trace:PATH            a trace CSV replayed in order (lengths, and arrival
 //	                      times when it has them)

@@ -23,7 +23,7 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// realProfiles are the profile sets of ../shared/profiles that one dataset
+// realProfiles are the profile sets of testdata/profiles that one dataset
 // each can hold (one device and model, or collectives): every real profile
 // the project has.
 var realProfiles = []string{
@@ -170,7 +170,7 @@ func keepOps(ts *TrainingSet, prof, meas string, only *regexp.Regexp) {
 	ts.Ops = kept
 }
 
-// BenchmarkCVProfiles prints, for every real profile in ../shared and each
+// BenchmarkCVProfiles prints, for every real profile in testdata and each
 // of its measurement types, the 5-fold CV MAPE of every predictor on all
 // rows (nothing dropped; folds group a shape's repeats) for ftk's whole fit
 // (nested: pooling, search and fallback choice see only the training
@@ -399,7 +399,7 @@ func num(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// largestMoE is the real MoE profile in ../shared with the most rows.
+// largestMoE is the real MoE profile in testdata with the most rows.
 func largestMoE(b *testing.B) string {
 	var best string
 	var most int
@@ -421,7 +421,7 @@ func largestMoE(b *testing.B) string {
 }
 
 // BenchmarkFitMoE times fitting every predictor of the largest real MoE
-// profile in ../shared, as it is and tiled to the 8,665 CSV rows of a full
+// profile in testdata, as it is and tiled to the 8,665 CSV rows of a full
 // Frontier MoE sweep (the file's rows repeated as further sweeps, each
 // sweep's times scaled by a factor within +-10%: repeats are kept, so the
 // training rows grow with the file).

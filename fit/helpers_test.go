@@ -21,13 +21,13 @@ func TestMain(m *testing.M) {
 }
 
 // profiles is the shared fixture folder, relative to this package.
-const profiles = "../../shared/profiles"
+const profiles = "../testdata/profiles"
 
 // datasetCache holds ingested fixture datasets, one per input list.
 var datasetCache sync.Map
 
 // ingestFixture ingests the profile files under rel (relative to
-// ../shared/profiles) into a temporary dataset and loads it back through
+// testdata/profiles) into a temporary dataset and loads it back through
 // dataset.Load, the path every caller of fit takes.
 func ingestFixture(rel ...string) (*dataset.Dataset, error) {
 	key := filepath.Join(rel...)

@@ -10,7 +10,7 @@ import (
 )
 
 // deviceSets are the shared profile folders, one dataset (device) each;
-// together they are every file under ../shared/profiles.
+// together they are every file under testdata/profiles.
 var deviceSets = []string{"frontier-a800-qwen3-30b-a3b", "frontier-h800", "vidur-h100"}
 
 // BenchmarkIngest ingests the whole shared profile set (one dataset per

@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// profilesDir is ../shared/profiles seen from this package; tests fail
+// profilesDir is testdata/profiles seen from this package; tests fail
 // (never skip) without it.
 func profilesDir(tb testing.TB) string {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "shared", "profiles")
+	dir := filepath.Join("..", "testdata", "profiles")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		tb.Fatalf("shared profiles missing at %s (CI needs ../shared beside the repo): %v", dir, err)
+		tb.Fatalf("shared profiles missing at %s (CI needs testdata beside the repo): %v", dir, err)
 	}
 	return dir
 }

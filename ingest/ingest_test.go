@@ -63,7 +63,7 @@ var datasets = struct {
 	m map[string]*dataset.Dataset
 }{m: map[string]*dataset.Dataset{}}
 
-// sharedDataset returns the dataset of one ../shared/profiles folder,
+// sharedDataset returns the dataset of one testdata/profiles folder,
 // ingested and loaded back.
 func sharedDataset(t *testing.T, set string) *dataset.Dataset {
 	t.Helper()
@@ -85,7 +85,7 @@ func sharedDataset(t *testing.T, set string) *dataset.Dataset {
 }
 
 // TestEverySharedProfileIngests ingests each device folder of
-// ../shared/profiles and checks the manifest against the files: every CSV
+// testdata/profiles and checks the manifest against the files: every CSV
 // is an input with its sha256, family and a row count equal to what
 // encoding/csv reads.
 func TestEverySharedProfileIngests(t *testing.T) {
@@ -132,7 +132,7 @@ func TestEverySharedProfileIngests(t *testing.T) {
 		return err
 	})
 	if seen != all {
-		t.Errorf("ingested %d inputs, ../shared/profiles holds %d CSV files", seen, all)
+		t.Errorf("ingested %d inputs, testdata/profiles holds %d CSV files", seen, all)
 	}
 }
 
@@ -528,7 +528,7 @@ func TestRewriteReplacesDataset(t *testing.T) {
 }
 
 // TestLegacyMoEAndCPUOverhead reads the two formats that have no example
-// under ../shared: the legacy MoE dialect and the CPU overhead table.
+// under testdata: the legacy MoE dialect and the CPU overhead table.
 func TestLegacyMoEAndCPUOverhead(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ds")
 	m, err := Ingest([]string{"testdata/legacy-a100"}, dir, Options{})

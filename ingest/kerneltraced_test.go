@@ -12,7 +12,7 @@ import (
 
 // TestKernelTracedRows ingests real files one at a time and checks which
 // CUDA_EVENT rows are reported as kernel time (spec.KernelTraced), by key.
-// The counts are those of the files in ../shared (docs/formats.md).
+// The counts are those of the files in testdata (docs/formats.md).
 func TestKernelTracedRows(t *testing.T) {
 	tests := []struct {
 		file     string

@@ -173,11 +173,11 @@ func TestEnumerate(t *testing.T) {
 // The probe's requests are those datasets.OpenRun gives for the same
 // workload settings: a candidate's config.yaml replays its probe.
 func TestWorkloadMatchesOpenSource(t *testing.T) {
-	t.Setenv("FTK_SHARED", "../../shared")
+	t.Setenv("FTK_SHARED", "../testdata")
 	for _, w := range []runresult.WorkloadConfig{
 		{Workload: "fixed:100x10", NumRequests: 50, Seed: 3},
 		{Workload: "splitwise-conv", NumRequests: 200, Seed: 1},
-		{Trace: "../../shared/traces/splitwise_code.csv", NumRequests: 300},
+		{Trace: "../testdata/traces/splitwise_code.csv", NumRequests: 300},
 	} {
 		wl, err := newWorkload(w)
 		if err != nil {

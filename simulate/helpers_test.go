@@ -10,8 +10,8 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// sharedDir is ../shared seen from this package's directory.
-const sharedDir = "../../shared"
+// sharedDir is testdata seen from this package's directory.
+const sharedDir = "../testdata"
 
 // memSink keeps every request row.
 type memSink struct{ rows []runresult.RequestMetrics }

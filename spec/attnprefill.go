@@ -56,13 +56,13 @@ import (
 // their heaviest CTAs.
 //
 // A stated approximation: every Ampere prefill is priced as FlashInfer's,
-// the backend of the one Ampere attention profile in ../shared. vLLM's
+// the backend of the one Ampere attention profile in testdata. vLLM's
 // own default on Ampere is FlashAttention-2 (vllm-flash-attn; backend
 // selection in vllm/platforms/cuda.py, FLASHINFER on request), whose
 // varlen prefill runs one CTA per 128-row tile and head without splitting
 // the KV: for serving on Ampere the split and merge terms here may
 // over-price short prefills under long prefixes. Not checked: no Ampere
-// FlashAttention profile is in ../shared.
+// FlashAttention profile is in testdata.
 
 const (
 	// flashInferPageTokens is the KV page (vLLM block) size the plan

@@ -10,7 +10,7 @@ const (
 
 // archCurves returns the curves of a generation. Hopper and Ampere are
 // fitted to real profiles; Ada and Blackwell have no profile in
-// ../shared and borrow Hopper's (a stated approximation: their peaks and
+// testdata and borrow Hopper's (a stated approximation: their peaks and
 // bandwidths are their own, only the efficiencies and floors are
 // borrowed). Hopper's kernel terms are fitted on GPU kernel times
 // (KERNEL_ONLY); Ampere's partly on CUDA_EVENT times (its norm,
@@ -72,7 +72,7 @@ func archCurves(arch string) Curves {
 //     TFLOPS for FP8 GEMMs on H800, 0.5-0.78 of the 1,979 TFLOPS peak, and
 //     FBGEMM's CUTLASS row-wise FP8 GEMM reaches 1,083-1,141 TFLOPS on an
 //     H100 (500 W) at 8,192-65,536 rows (pytorch/FBGEMM PR #2546, April
-//     2024), 0.55-0.58; no FP8 profile is in ../shared;
+//     2024), 0.55-0.58; no FP8 profile is in testdata;
 //   - FP8TritonMoEEff 0.12 (MoE layers of fp8 checkpoints, vLLM's
 //     fused-MoE Triton kernel; fp8moe.go): chosen on vLLM PR #24700's H100
 //     kernel times of Qwen3-30B-A3B FP8 (benchmark_moe.py, TP1, September
@@ -82,7 +82,7 @@ func archCurves(arch string) Curves {
 //     before the activation and sum were priced on their own;
 //   - CustomAllReduce floor 8 us, MemEff 0.7: a guess (vLLM's custom
 //     all-reduce is one kernel with a cross-GPU barrier; no profile of it
-//     is in ../shared; Vidur's NCCL rows give 28 us for small sizes);
+//     is in testdata; Vidur's NCCL rows give 28 us for small sizes);
 //   - grouped GEMM ComputeEff 0.91 (the roof; moegemm.go): the H800 MoE
 //     rows hold 1-35 tokens per expert, far below it; chosen on vLLM PR
 //     #24700's H100 kernel times of Mixtral-8x7B at TP2 (BF16, 1,024 and
@@ -250,7 +250,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // and linear rows through its forward pass (eventchain.go) with
 // EventGapUs fitted jointly with the host terms (3.81 us; the file's view
 // ops read 3.7-3.9 us when the GPU is behind). There is no Ampere MoE or
-// collective profile in ../shared: those classes are Hopper's (a stated
+// collective profile in testdata: those classes are Hopper's (a stated
 // approximation; bandwidths are the device's own). The norm's RowUs
 // (1.3 ns a row, qknorm.go) is chosen on the calibration rows of the
 // QKV projection (scan 1.1-1.6 ns in 0.1: kernel-traced rows alone
@@ -265,7 +265,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 // from ~450 tokens the time grows 6.5 ns a token at TP4 against 9.8 at
 // TP2 (two iterations against three, where the bytes would give half);
 // TP2 and the eager TP1 rows stay bandwidth-bound. ColdHostFactor 3 is
-// docs/formats.md's figure for Frontier's A800 MoE file (not in ../shared).
+// docs/formats.md's figure for Frontier's A800 MoE file (not in testdata).
 // The attention prefill is FlashInfer's FA2 kernel priced CTA by CTA from
 // its plan (attnprefill.go), not a roofline: FloorUs 10.7 us, IterUs 3.69
 // us a 64-key tile of one CTA alone on an SM (two share it at 1.3x,

@@ -171,7 +171,7 @@ func TestKVCacheDtype(t *testing.T) {
 	}
 }
 
-// The shared configs (../shared/models, Frontier's) all name a known
+// The shared configs (testdata/models, Frontier's) all name a known
 // architecture, and DeepSeek-V3's block FP8 is read as such.
 func TestSharedConfigsParse(t *testing.T) {
 	m := loadShared(t, "deepseek-v3.json")

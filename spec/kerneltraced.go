@@ -19,7 +19,7 @@ import "math"
 // so no row of event samples, however few and whatever they read, is taken
 // for kernel time; nor is the synthetic backend's log-normal noise.
 //
-// On the files in ../shared every *_kernel_only.csv file and Vidur's
+// On the files in testdata every *_kernel_only.csv file and Vidur's
 // legacy files (mlp.csv, all_reduce.csv, send_recv.csv) are kernel-traced
 // on every row (but all_reduce.csv line 1,709, 0.125 ms twice: a float32
 // too, so undecided and not reported), every Frontier H800 CUDA_EVENT file on none, and the A800

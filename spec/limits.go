@@ -19,7 +19,7 @@ const (
 	DefaultMaxNumSeqs = 256
 	// DefaultMaxModelLen caps max_model_len, which vLLM sets to the
 	// model's max_position_embeddings. 8192, not 4096: the conversation
-	// trace of Splitwise (../shared/traces/splitwise_conv.csv) has 1,612
+	// trace of Splitwise (testdata/traces/splitwise_conv.csv) has 1,612
 	// of 19,366 requests longer than 4096 tokens (prompt + output) and 1
 	// longer than 8192, so a 4096 limit rejects ~8% of a conversation
 	// workload. the sweep

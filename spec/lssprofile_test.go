@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Real operator times on two cards no profile in ../shared covers, held
+// Real operator times on two cards no profile in testdata covers, held
 // out (no constant was chosen on them): LLMServingSim's profiler runs of
 // Llama-3.1-8B at TP1 on an RTX PRO 6000 Blackwell Server Edition
 // (profiled 2026-04-24, vLLM 0.19.0, CUDA 13.0) and an RTX 4090

@@ -48,7 +48,7 @@ func TestAlignBlockSizeRealRows(t *testing.T) {
 }
 
 // TestAlignBlockSizeLargeBatch checks the large-batch path, which no
-// profile in ../shared reaches, against sglang PR #14133's benchmark of
+// profile in testdata reaches, against sglang PR #14133's benchmark of
 // the same kernels (4,096 tokens, 128 experts: 10.5 us at top-1, 19.5 us
 // at top-8, so about 9.0 us for the 28,672 more pairs), and that a prefill
 // chunk is no longer priced as a copy of hidden states (Qwen3-30B-A3B,

@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// sharedDir is ../shared beside the repository; tests that need it fail
+// sharedDir is testdata beside the repository; tests that need it fail
 // when it is missing.
-const sharedDir = "../../shared"
+const sharedDir = "../testdata"
 
 func loadShared(t *testing.T, file string) *Model {
 	t.Helper()
 	path := filepath.Join(sharedDir, "models", file)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("shared model config missing (CI must have ../shared beside the repo): %v", err)
+		t.Fatalf("shared model config missing (testdata/ at the repository root): %v", err)
 	}
 	m, err := ParseConfig(strings.TrimSuffix(file, ".json"), data)
 	if err != nil {

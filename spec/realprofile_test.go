@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// The real profiles of ../shared/profiles read back as (operator, shape,
+// The real profiles of testdata/profiles read back as (operator, shape,
 // measured median) points, so the built-in device model can be scored on
 // them. This reader is independent of ingest on purpose (spec sits below
 // every stage): it rebuilds each row's per-GPU operator from the row's own
@@ -74,7 +74,7 @@ func profileDevice(top string) string {
 	return ""
 }
 
-// loadRealPoints reads every CSV under ../shared/profiles.
+// loadRealPoints reads every CSV under testdata/profiles.
 func loadRealPoints(t testing.TB) []realPoint {
 	t.Helper()
 	var pts []realPoint
@@ -221,7 +221,7 @@ func readRealFile(path, rel string) ([]realPoint, error) {
 
 // kernelTraced reports whether a row labelled CUDA_EVENT was in fact timed
 // from a kernel trace (spec.KernelTraced, the rule ftk ingest reports such
-// rows by). On the files in ../shared the split is clean: every
+// rows by). On the files in testdata the split is clean: every
 // *_kernel_only file and Vidur's mlp.csv hold whole nanoseconds, every
 // Frontier CUDA_EVENT file float32s, except the A800 file, whose
 // attention rows at TP2 (all), TP4 and TP8 (most) and whose linear rows

@@ -284,7 +284,7 @@ func contextOp(o *Op, routingPath string) Op {
 
 // routingCurve returns the kernel curve of top-k routing op o. The
 // routing class's curve is fitted on the profiles'
-// uniform_topk rows only (every MoE file in ../shared; 1-64 tokens, flat
+// uniform_topk rows only (every MoE file in testdata; 1-64 tokens, flat
 // at 52-56 us for top-8 on the H800), so its per-token slope is an
 // extrapolation: priced through it, vLLM's fused top-k took 1.5 ms a layer
 // for a 2,048-token chunk on an RTX 4090 D and 27 us at 8 tokens. vLLM
@@ -293,7 +293,7 @@ func contextOp(o *Op, routingPath string) Op {
 // (csrc/moe/topk_softmax_kernels.cu), plus the renormalisation's
 // element-wise kernels: per-token row reductions like RMSNorm, so the
 // standard path is priced with the norm class's curve (a stated
-// approximation; no profile in ../shared times it). Cross-checks
+// approximation; no profile in testdata times it). Cross-checks
 // (TestFusedTopKAgainstPublished): Megatron-LM PR #6456 (August 2026)
 // times softmax + top-8 of a [256, 128] fp32 router output under CUDA-graph
 // replay at 16.41 us as four PyTorch kernels and 4.10 us as one fused

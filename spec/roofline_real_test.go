@@ -58,7 +58,7 @@ func TestRooflineMatchesRealProfiles(t *testing.T) {
 	}
 	for p := range realProfileBounds {
 		if !seen[p] {
-			t.Errorf("profile %s is gone from ../shared/profiles", p)
+			t.Errorf("profile %s is gone from testdata/profiles", p)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 // Public H100 GEMM timings at the shapes of a 70B dense model
 // (Llama-2/3-70B: hidden 8,192, 64 query heads, 8 KV heads, intermediate
-// 28,672), which no profile in ../shared holds: its output projection at
+// 28,672), which no profile in testdata holds: its output projection at
 // TP1 and its down projection's N are 8,192 x 8,192. All held out (no
 // constant was chosen on them). Each figure names its source, date and
 // setup; the model is the shipped H100 curve, KERNEL_ONLY.

@@ -16,7 +16,7 @@ import (
 // kernels of each timed scope from that trace (profiling/utils/
 // record_function_tracer.py). A kernel of 1.9 us then reads 1 us, and the
 // median of such readings is the floor of the kernel time (traceReadingMs).
-// On ../shared the rule holds for Vidur's three files on every row (31,320
+// On testdata the rule holds for Vidur's three files on every row (31,320
 // mlp.csv samples, medians of even counts half-way between) and for no
 // Frontier file (whole nanoseconds, or float32 event times).
 func wholeMicroseconds(r realRow, ops []string) bool {
@@ -39,7 +39,7 @@ func wholeMicroseconds(r realRow, ops []string) bool {
 
 // traceReadingMs is what a profile row of p reads for a kernel time of ms:
 // its floor in whole microseconds when the row was traced at that
-// resolution (wholeMicroseconds; every such op on ../shared is one kernel).
+// resolution (wholeMicroseconds; every such op on testdata is one kernel).
 func traceReadingMs(p realPoint, ms float64) float64 {
 	if !p.wholeUs {
 		return ms

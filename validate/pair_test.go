@@ -15,7 +15,7 @@ func TestSameModel(t *testing.T) {
 		{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", true},
 		{"/root/models/meta-llama/Llama-3.1-8B-Instruct/", "llama3.1-8b", true},
 		{"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b", true},
-		{"../shared/models/qwen3-a3b-30b-moe.json", "Qwen/Qwen3-30B-A3B", true},
+		{"testdata/models/qwen3-a3b-30b-moe.json", "Qwen/Qwen3-30B-A3B", true},
 		{"meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-8b", false},
 		{"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", false}, // v0.1 is not an alias: labels must agree
 		{"my-org/custom-model", "custom_model", true},

@@ -13,8 +13,8 @@ import (
 	"github.com/ftk-dev/ftk/simulate"
 )
 
-// sharedConvTrace is the Splitwise conversation trace of ../shared.
-const sharedConvTrace = "../../shared/traces/splitwise_conv.csv"
+// sharedConvTrace is the Splitwise conversation trace of testdata.
+const sharedConvTrace = "../testdata/traces/splitwise_conv.csv"
 
 // testWorkloads are workloads of different shapes: short prompts at a high
 // rate, long prompts, and the real conversation trace. scale multiplies
@@ -35,7 +35,7 @@ func testWorkload(name string, scale float64) runresult.WorkloadConfig {
 func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal cost.Calibration) runresult.Config {
 	t.Helper()
 	if _, err := os.Stat(sharedConvTrace); err != nil {
-		t.Fatalf("../shared beside the repository is required: %v", err)
+		t.Fatalf("testdata beside the repository is required: %v", err)
 	}
 	cfg := runresult.DefaultConfig()
 	cfg.Model = "llama-3.1-8b"

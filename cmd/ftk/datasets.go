@@ -18,7 +18,7 @@ func datasetsCommand() *cli.Command {
 		Usage: "make, inspect, import and export request traces",
 		Description: `A trace is a CSV of requests: arrived_at (seconds, optional),
 num_prefill_tokens, num_decode_tokens, the layout of the real traces in
-../shared/traces, and optional shared-content columns that prefix caching
+testdata/traces, and optional shared-content columns that prefix caching
 reuses, naming content without its tokens: session_id and turn (each turn
 resends the session's history), prefix_hash and prefix_tokens (a shared
 system prompt), hash_ids and hash_block_tokens (the Mooncake trace's
@@ -27,8 +27,8 @@ content ids, one per 512-token run).
 Workloads (lengths):
   fixed:PxO             every request P prompt and O output tokens
                         (fixed:1024x1024, fixed:1024x256, fixed:256x1024)
-  splitwise-conv        sampled from ../shared/traces/splitwise_conv.csv (has arrivals)
-  splitwise-code        sampled from ../shared/traces/splitwise_code.csv (has arrivals)
+  splitwise-conv        sampled from testdata/traces/splitwise_conv.csv (has arrivals)
+  splitwise-code        sampled from testdata/traces/splitwise_code.csv (has arrivals)
   arxiv-summarization   sampled from the arXiv summarization trace (no arrivals)
   trace:PATH            a trace CSV taken in order
   shared-prefix:groups=G,users=U,system=S,question=Q,output=O
@@ -39,7 +39,7 @@ Workloads (lengths):
                         wait for replies: run them with 'ftk simulate --clients'
 Built-in traces are found under --shared, $FTK_SHARED, or the shared/ folder
 beside the checkout that holds the working directory or the ftk executable
-(the repository's ../shared).
+(the repository's testdata).
 
 Arrivals: replay (recorded times, optionally rescaled to --rate), poisson
 (--rate), gamma (--rate and --cv; CV > 1 is bursty), stages (--stages: the
@@ -50,7 +50,7 @@ Examples:
   ftk datasets make splitwise-conv --arrivals gamma --rate 8 --cv 2 -n 5000 -o bursty.csv
   ftk datasets make splitwise-code -o code.csv            # the recorded trace, replayed
   ftk datasets make arxiv-summarization --load 0.7 --pilot-throughput 3.2 -n 2000 -o arxiv.csv
-  ftk datasets show ../shared/traces/splitwise_conv.csv
+  ftk datasets show testdata/traces/splitwise_conv.csv
   ftk datasets make shared-prefix:groups=4,users=25,system=1500,question=100,output=50 --stages 30s@1,30s@5 -n 100 -o sp.csv
   ftk datasets import sharegpt ShareGPT_V3.json -o sharegpt.csv --tokenizer tokenizer.json
   ftk datasets import mooncake datasets/testdata/mooncake_small.jsonl -o mooncake.csv
@@ -240,7 +240,7 @@ A built-in workload with no size or arrival flags shows its recorded trace;
 with flags it shows what 'datasets make' would write.
 
 Examples:
-  ftk datasets show ../shared/traces/splitwise_conv.csv
+  ftk datasets show testdata/traces/splitwise_conv.csv
   ftk datasets show splitwise-code
   ftk datasets show fixed:1024x256 --rate 4 -n 1000`,
 		Flags: datasetsGenFlags(),

@@ -17,8 +17,8 @@ import (
 	"github.com/ftk-dev/ftk/search"
 )
 
-// datasetsShared is ../shared seen from cmd/ftk.
-const datasetsShared = "../../../shared"
+// datasetsShared is testdata seen from cmd/ftk.
+const datasetsShared = "../../testdata"
 
 // ftkDatasets runs "ftk datasets ARGS..." in-process and returns stdout,
 // stderr and the exit code.

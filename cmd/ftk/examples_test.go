@@ -82,7 +82,7 @@ func helpExamples(cmds []*cli.Command, path string) []example {
 // exampleNeeds is what an example needs before it runs in its folder, and
 // how it exits when not 0. Every example runs verbatim; before only
 // provides its inputs: earlier examples (verbatim too) or input files of
-// the names the example uses, copied from ../shared or the repository's
+// the names the example uses, copied from testdata or the repository's
 // test data ($REPO), or made by ftk. A README example shown failing (its
 // output starts with "ftk: ") must exit non-zero without an entry.
 type exampleNeeds struct {
@@ -92,13 +92,13 @@ type exampleNeeds struct {
 }
 
 const (
-	ingestA800 = "ftk ingest ../shared/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800"
+	ingestA800 = "ftk ingest testdata/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800"
 	fitA800    = "ftk fit runs/a800 -o runs/a800.bundle.arrow"
 	shareGPT   = "cp $REPO/datasets/testdata/sharegpt_small.json "
 	tokenizer  = "mkdir -p llama3 && cp $REPO/datasets/testdata/tokenizer_bytelevel.json "
 )
 
-// standIns are measured runs for the validate examples: ../shared holds no
+// standIns are measured runs for the validate examples: testdata holds no
 // vLLM measurements, so they are ftk's own simulations of the first n
 // requests (0: all) of the Splitwise traces in other execution modes
 // (eager, piecewise), in the measured per-request CSV format, as bench/ and
@@ -107,9 +107,9 @@ const (
 // get 100 requests: calibrating re-simulates every run many times.
 func standIns(n int) string {
 	return fmt.Sprintf(`for w in conv code; do for r in 1 2; do m=eager; [ $r = 2 ] && m=piecewise; `+
-		`ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_$w.csv --num-requests %d --execution-mode $m -o standin-$w-$r >/dev/null && `+
+		`ftk simulate --model llama-3.1-8b --trace testdata/traces/splitwise_$w.csv --num-requests %d --execution-mode $m -o standin-$w-$r >/dev/null && `+
 		`mkdir -p bench measured && cut -d, -f1-4,7-9,14 standin-$w-$r/requests.csv > bench/h100-tp1__${w}__r$r.csv || exit 1; done; `+
-		`ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_$w.csv --num-requests %d -o sim/h100-tp1__$w >/dev/null || exit 1; done; `+
+		`ftk simulate --model llama-3.1-8b --trace testdata/traces/splitwise_$w.csv --num-requests %d -o sim/h100-tp1__$w >/dev/null || exit 1; done; `+
 		`cp bench/* measured/ && cp bench/h100-tp1__conv__r* .`, n, n)
 }
 
@@ -123,10 +123,10 @@ var exampleSetup = map[string]exampleNeeds{
 	"ftk validate e2e --measured measured/ --simulated sim/ -o report/": {before: []string{standIns(100)}},
 	// --help
 	"ftk ingest my.csv --device h100 --model llama-3.1-8b -o runs/mine": {
-		before: []string{"cp ../shared/profiles/vidur-h100/Llama-2-7b-hf/mlp.csv my.csv"}},
-	"ftk ingest --summary runs/h800": {before: []string{"ftk ingest ../shared/profiles/frontier-h800 -o runs/h800"}},
+		before: []string{"cp testdata/profiles/vidur-h100/Llama-2-7b-hf/mlp.csv my.csv"}},
+	"ftk ingest --summary runs/h800": {before: []string{"ftk ingest testdata/profiles/frontier-h800 -o runs/h800"}},
 	"ftk fit runs/h800 -o runs/h800.bundle.arrow --model qwen3-30b-a3b-tiny --measurement KERNEL_ONLY --report": {
-		before: []string{"ftk ingest ../shared/profiles/frontier-h800 -o runs/h800"}},
+		before: []string{"ftk ingest testdata/profiles/frontier-h800 -o runs/h800"}},
 	"ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \\\n      --tp 1 --max-num-batched-tokens 4096 --max-num-seqs 64 --max-model-len 4096": {exit: 3,
 		why: "the tiny H800 profiles do not reach 4096 tokens: a coverage gap, exit 3, is what the example shows"},
 	"ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8": {exit: 3,
@@ -136,7 +136,7 @@ var exampleSetup = map[string]exampleNeeds{
 		before: []string{`printf 'runs:\n  - {path: bench/h100-tp1__conv__r1.csv, side: measured, config: h100-tp1, workload: conv, repetition: 1}\n  - {path: sim/h100-tp1__conv, side: simulated, config: h100-tp1, workload: conv}\n' > runs.yaml`}},
 	"ftk validate calibrate --measured bench/ --simulated sim/ -o calibration.yaml": {before: []string{standIns(100)}},
 	"ftk validate ops bundle.arrow profiles-ds/": {before: []string{
-		"ftk ingest ../shared/profiles/frontier-h800/Qwen3-30B-A3B-tiny -o profiles-ds", "ftk fit profiles-ds -o bundle.arrow"}},
+		"ftk ingest testdata/profiles/frontier-h800/Qwen3-30B-A3B-tiny -o profiles-ds", "ftk fit profiles-ds -o bundle.arrow"}},
 	"ftk datasets import sharegpt ShareGPT_V3.json -o sharegpt.csv --tokenizer tokenizer.json": {
 		before: []string{shareGPT + "ShareGPT_V3.json", tokenizer + "tokenizer.json"}},
 	"ftk datasets import mooncake datasets/testdata/mooncake_small.jsonl -o mooncake.csv": {
@@ -155,7 +155,7 @@ var exampleSetup = map[string]exampleNeeds{
 
 // Every example of the README and of every --help runs verbatim, through
 // bash, as its own process (the test binary as ftk), in a temporary folder
-// per source (README, each command's help) with ../shared beside it (and
+// per source (README, each command's help) with testdata beside it (and
 // $FTK_SHARED naming it), in
 // order, and exits as shown: 0, non-zero where the README shows "ftk: ..."
 // after it, or the code exampleSetup gives with its reason.
@@ -164,7 +164,7 @@ func TestEveryExampleRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := filepath.Abs("../../../shared")
+	shared, err := filepath.Abs("../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestEveryExampleRuns(t *testing.T) {
 		}
 	}
 	// The temporary folders are no checkout, so the built-in workloads find
-	// ../shared through $FTK_SHARED, as the README says.
+	// testdata through $FTK_SHARED, as the README says.
 	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo, "FTK_SHARED="+shared)
 	shell := func(dir, line string) (string, int) {
 		cmd := exec.Command("bash", "-c", "set -o pipefail; "+line)

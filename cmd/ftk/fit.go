@@ -49,7 +49,7 @@ when the simulation would leave the sampled domain. With --bundle it checks an
 existing bundle without fitting.
 
 Examples:
-  ftk ingest ../shared/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800
+  ftk ingest testdata/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800
   ftk fit runs/a800 -o runs/a800.bundle.arrow
   ftk fit runs/h800 -o runs/h800.bundle.arrow --model qwen3-30b-a3b-tiny --measurement KERNEL_ONLY --report
   ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \

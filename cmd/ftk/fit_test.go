@@ -8,9 +8,9 @@ import (
 )
 
 func TestFitCommand(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "profiles", "frontier-h800", "Qwen3-30B-A3B-tiny")
+	src := filepath.Join("..", "..", "testdata", "profiles", "frontier-h800", "Qwen3-30B-A3B-tiny")
 	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("shared profiles missing (CI needs ../shared beside the repo): %v", err)
+		t.Fatalf("shared profiles missing (CI needs testdata beside the repo): %v", err)
 	}
 	dir := t.TempDir()
 	ds, bundle := filepath.Join(dir, "ds"), filepath.Join(dir, "h800.arrow")

@@ -30,8 +30,8 @@ excluded and reported; --strict makes any of them fatal. An unreadable header, a
 missing required column, an unknown family or a file mixing measurement types fails.
 
 Examples:
-  ftk ingest ../shared/profiles/frontier-h800 -o runs/h800
-  ftk ingest ../shared/profiles/vidur-h100 -o runs/h100 --strict
+  ftk ingest testdata/profiles/frontier-h800 -o runs/h800
+  ftk ingest testdata/profiles/vidur-h100 -o runs/h100 --strict
   ftk ingest my.csv --device h100 --model llama-3.1-8b -o runs/mine
   ftk ingest --summary runs/h800`,
 		Flags: []cli.Flag{

@@ -8,9 +8,9 @@ import (
 )
 
 func TestIngestCommand(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "profiles", "vidur-h100")
+	src := filepath.Join("..", "..", "testdata", "profiles", "vidur-h100")
 	if _, err := os.Stat(src); err != nil {
-		t.Fatalf("shared profiles missing (CI needs ../shared beside the repo): %v", err)
+		t.Fatalf("shared profiles missing (CI needs testdata beside the repo): %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "ds")
 	_, errOut, code := ftk(t, "ingest", src, "-o", dir)

@@ -80,7 +80,7 @@ func TestEngineLimitDefaultsShared(t *testing.T) {
 func TestMaxModelLenBeyondModel(t *testing.T) {
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "ds")
-	if _, errOut, code := ftk(t, "ingest", filepath.Join("..", "..", "..", "shared", "profiles", "vidur-h100"), "-o", ds); code != 0 {
+	if _, errOut, code := ftk(t, "ingest", filepath.Join("..", "..", "testdata", "profiles", "vidur-h100"), "-o", ds); code != 0 {
 		t.Fatalf("ingest: exit %d: %s", code, errOut)
 	}
 	want := "max_model_len 100000 exceeds the 4096 positions of llama-2-7b"

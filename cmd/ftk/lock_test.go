@@ -15,7 +15,7 @@ import (
 // command, and writes nothing; once released, the same command runs.
 func TestSecondWriterFails(t *testing.T) {
 	dir := t.TempDir()
-	shared := filepath.Join("..", "..", "..", "shared")
+	shared := filepath.Join("..", "..", "testdata")
 	ds := filepath.Join(dir, "ds")
 	if _, errOut, code := ftk(t, "ingest", filepath.Join(shared, "profiles", "frontier-h800", "Qwen3-30B-A3B-tiny"), "-o", ds); code != 0 {
 		t.Fatal(errOut)

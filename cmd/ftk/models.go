@@ -51,7 +51,7 @@ func modelsCommand() *cli.Command {
 Examples:
   ftk models list
   ftk models show qwen3-30b-a3b --tp 8 --ep 8
-  ftk models show ../shared/models/deepseek-v3.json
+  ftk models show testdata/models/deepseek-v3.json
   ftk models ops qwen3-30b-a3b --tp 8 --ep 8 --tokens 256`,
 		Commands: []*cli.Command{
 			{

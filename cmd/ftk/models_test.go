@@ -31,9 +31,9 @@ func TestModelsShow(t *testing.T) {
 }
 
 func TestModelsShowEverySharedConfig(t *testing.T) {
-	files, err := filepath.Glob("../../../shared/models/*.json")
+	files, err := filepath.Glob("../../testdata/models/*.json")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no model configs in ../shared/models (CI needs ../shared beside the repo): %v", err)
+		t.Fatalf("no model configs in testdata/models (CI needs testdata beside the repo): %v", err)
 	}
 	for _, f := range files {
 		out, errOut, code := ftk(t, "models", "show", f)

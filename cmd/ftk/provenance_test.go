@@ -17,7 +17,7 @@ import (
 // t=0, and --rate 0 with --workload, which would send nothing, is a usage
 // error.
 func TestSimulateNamesItsInputs(t *testing.T) {
-	trace := filepath.Join("..", "..", "..", "shared", "traces", "splitwise_conv.csv")
+	trace := filepath.Join("..", "..", "testdata", "traces", "splitwise_conv.csv")
 	for _, tc := range []struct {
 		name     string
 		args     []string

@@ -14,7 +14,7 @@ func TestREADMESearchExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := filepath.Abs("../../../shared")
+	shared, err := filepath.Abs("../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ datasets --help'). With --clients the requests come from closed-loop
 clients that wait for each reply.
 
 Examples:
-  ftk simulate --model llama-3.1-8b --device h100 --trace ../shared/traces/splitwise_conv.csv -o out
+  ftk simulate --model llama-3.1-8b --device h100 --trace testdata/traces/splitwise_conv.csv -o out
   ftk simulate --model llama-3.3-70b --tp 4 --workload fixed:1024x256 --rate 4 --num-requests 500 --seed 1
   ftk simulate --config out/config.yaml -o out2 --chrome-trace out2/trace.json
   ftk simulate --model qwen3-30b-a3b --tp 8 --ep 8 --execution-mode eager --breakdown --workload fixed:1024x256 --rate 4 --num-requests 300

@@ -94,7 +94,7 @@ configuration and workload, cdf__CONFIG__WORKLOAD.png: the CDFs of TTFT, TPOT an
 measured against simulated.
 
 Examples:
-  ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_conv.csv -o sim/h100-tp1__conv
+  ftk simulate --model llama-3.1-8b --trace testdata/traces/splitwise_conv.csv -o sim/h100-tp1__conv
   ftk validate e2e --measured bench/ --simulated sim/ -o report
   ftk validate e2e -m h100-tp1__conv__r1.csv -m h100-tp1__conv__r2.csv -s sim/h100-tp1__conv --format markdown
   ftk validate e2e --manifest runs.yaml --metrics ttft_p99_ms,tpot_mean_ms --format csv`,
@@ -183,7 +183,7 @@ The calibration YAML is what 'ftk simulate --calibration FILE' reads.
 Examples:
   ftk validate calibrate --measured bench/ --simulated sim/ -o calibration.yaml
   ftk validate calibrate -m bench/ -s sim/ --fit-workloads conv --params host_scale,linear_op -o cal.yaml
-  ftk simulate --model llama-3.1-8b --trace ../shared/traces/splitwise_code.csv --calibration cal.yaml -o sim2`,
+  ftk simulate --model llama-3.1-8b --trace testdata/traces/splitwise_code.csv --calibration cal.yaml -o sim2`,
 		Flags: append(runInputFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "calibration YAML to write (required)"},
 			&cli.StringSliceFlag{Name: "fit-workloads", Usage: "workloads to fit on; the others are held out (default: leave one workload out)"},
