@@ -14,9 +14,9 @@ const SharedEnv = "FTK_SHARED"
 // profiles/, models/), looking in order at
 //
 //  1. $FTK_SHARED, when set;
-//  2. the shared folder beside the module root (the folder with go.mod)
-//     that holds the working directory: in a checkout, testdata seen from
-//     the repository (returned relative to the working directory);
+//  2. the fixtures of the module (the folder with go.mod) that holds the
+//     working directory: its testdata/ folder, else a shared/ folder
+//     beside it (returned relative to the working directory);
 //  3. the same beside the module root that holds the running executable,
 //     so that a checkout's bin/ftk finds it from any working directory.
 //
@@ -54,10 +54,11 @@ func SharedDir() (string, error) {
 func findShared(dir string) (string, bool) {
 	for {
 		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !st.IsDir() {
-			d := filepath.Join(filepath.Dir(dir), "shared")
-			for _, sub := range []string{"traces", "profiles"} {
-				if st, err := os.Stat(filepath.Join(d, sub)); err == nil && st.IsDir() {
-					return d, true
+			for _, d := range []string{filepath.Join(dir, "testdata"), filepath.Join(filepath.Dir(dir), "shared")} {
+				for _, sub := range []string{"traces", "profiles"} {
+					if st, err := os.Stat(filepath.Join(d, sub)); err == nil && st.IsDir() {
+						return d, true
+					}
 				}
 			}
 		}

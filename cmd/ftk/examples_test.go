@@ -177,7 +177,7 @@ func TestEveryExampleRuns(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(shared, filepath.Join(root, "shared")); err != nil {
+	if err := os.Symlink(shared, filepath.Join(root, "testdata")); err != nil {
 		t.Fatal(err)
 	}
 	wrapper := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q \"$@\"\n", runAsFTK, exe)
@@ -224,6 +224,10 @@ func TestEveryExampleRuns(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(root, fmt.Sprintf("work%d", i))
 			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// Examples run as from the checkout's root: testdata/ is there.
+			if err := os.Symlink(shared, filepath.Join(dir, "testdata")); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range bySource[src] {
