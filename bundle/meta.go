@@ -26,6 +26,11 @@ type Meta struct {
 	// (spec.Profile*: synthetic, torch-cpu, gpu), sorted: a bundle fitted
 	// on synthetic rows predicts the roofline device model, not a GPU.
 	ProfilingBackends []string `json:"profiling_backends"`
+	// KernelSources are the kernels behind the training rows (the
+	// dataset's kernel_source; spec.KernelOrigin reads each), sorted:
+	// empty when the profiles record none. A bundle fitted on plain
+	// PyTorch rows ("torch:...") does not predict vLLM's kernels.
+	KernelSources []string `json:"kernel_sources,omitempty"`
 	// DataChecksum identifies the training data (the profile dataset's
 	// checksum).
 	DataChecksum string `json:"training_data_checksum"`
@@ -61,6 +66,8 @@ type PredictorMeta struct {
 	// ForestFeatures those the forest splits on.
 	Features       []string `json:"features"`
 	ForestFeatures []string `json:"forest_features"`
+	// KernelSources are the kernels behind the key's rows, sorted.
+	KernelSources []string `json:"kernel_sources,omitempty"`
 	// Target is what the forest learns (TargetLogRatio, TargetLog or
 	// TargetRaw) and FloorMs the lower bound of the fallback inside a
 	// log-ratio target.

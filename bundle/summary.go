@@ -15,6 +15,7 @@ func (b *Bundle) WriteSummary(w io.Writer) error {
 	m := &b.meta
 	fmt.Fprintf(w, "model bundle: device %s, model %s, %s, %d predictors, training data %s\n",
 		m.Device, m.Model, m.Measurement, len(m.Predictors), m.DataChecksum)
+	fmt.Fprintf(w, "kernels: %s\n", spec.KernelSourcesLabel(m.KernelSources))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "OPERATOR\tTP\tCONDITIONS\tROWS\tMODEL\tALL ROWS MAPE %\tCV MAPE %\tHOLDOUT MAPE %\tNOISE FLOOR %\tFALLBACK CV MAPE %\tFALLBACK\t")
 	var sumAll, sumCV float64

@@ -156,13 +156,17 @@ func summarize(samples []float64) Stats {
 
 // Response is a backend's answer to one Request.
 type Response struct {
-	ID     string `json:"id"`
-	OK     bool   `json:"ok"`
-	Error  string `json:"error,omitempty"`
-	Stats  Stats  `json:"stats"`
-	Impl   string `json:"impl,omitempty"`   // which implementation ran: torch_plain, vllm_fused_moe, flashinfer, ...
-	Device string `json:"device,omitempty"` // cpu, cuda:0
-	DType  string `json:"dtype,omitempty"`  // bfloat16, float32
+	ID    string `json:"id"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Stats Stats  `json:"stats"`
+	Impl  string `json:"impl,omitempty"` // which implementation ran: torch_plain, vllm_fused_moe, flashinfer, ...
+	// KernelSource names the kernel or call that ran (spec.KernelOrigin
+	// reads its origin): "torch:rms_norm", "inductor:rms_norm",
+	// "vllm._C.rms_norm", "roofline".
+	KernelSource string `json:"kernel_source,omitempty"`
+	Device       string `json:"device,omitempty"` // cpu, cuda:0
+	DType        string `json:"dtype,omitempty"`  // bfloat16, float32
 }
 
 func (r *Response) validate() error {

@@ -58,8 +58,9 @@ func (rm *rowMaker) values(r *result) map[string]string {
 	if m.WeightBytes == 1 {
 		v[profilecsv.ColQuantSignature] = "fp8"
 	}
-	impls := map[string]bool{}
+	impls, kernels := map[string]bool{}, map[string]string{}
 	for op, resp := range r.resp {
+		kernels[op] = resp.KernelSource
 		st := resp.Stats
 		p := "time_stats." + op + "."
 		v[p+"min"], v[p+"max"], v[p+"mean"] = ftoa(st.Min), ftoa(st.Max), ftoa(st.Mean)
@@ -67,6 +68,7 @@ func (rm *rowMaker) values(r *result) map[string]string {
 		impls[resp.Impl] = true
 	}
 	v[profilecsv.ColImpl] = joinKeys(impls)
+	v[profilecsv.ColKernelSource] = spec.KernelSourceCell(kernels)
 	r.gpu.fill(v)
 	switch s.Family {
 	case spec.FamilyLinear:

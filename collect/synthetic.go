@@ -58,7 +58,7 @@ func (s *Synthetic) Measure(ctx context.Context, req *Request) (*Response, error
 	if req.op.Family == spec.FamilyCPU {
 		impl = "synthetic_host_model"
 	}
-	return &Response{ID: req.ID, OK: true, Stats: summarize(samples), Impl: impl, Device: s.roof.Device.Name, DType: "bfloat16"}, nil
+	return &Response{ID: req.ID, OK: true, Stats: summarize(samples), Impl: impl, KernelSource: spec.KernelSourceRoofline, Device: s.roof.Device.Name, DType: "bfloat16"}, nil
 }
 
 // Close does nothing: the model holds no resources.

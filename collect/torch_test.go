@@ -76,6 +76,12 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 			if impl == "" || strings.Contains(impl, "synthetic") {
 				t.Fatalf("%s row %d: impl %q", f, i+1, impl)
 			}
+			// Every operator names its kernel: the plain PyTorch of a CPU
+			// run, collectives the torch.distributed call.
+			ks := r[slices.Index(h, "kernel_source")]
+			if ks == "" || spec.KernelOrigin(ks) == spec.KernelOriginRoofline {
+				t.Fatalf("%s row %d: kernel_source %q", f, i+1, ks)
+			}
 			if want := map[string]string{"network/ep_dispatch_cpu.csv": "gloo_all_gather", "network/ep_combine_cpu.csv": "gloo_all_reduce"}[f]; want != "" && impl != want {
 				t.Fatalf("%s row %d: impl %q, want %q", f, i+1, impl, want)
 			}

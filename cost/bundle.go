@@ -33,6 +33,10 @@ func (p bundlePredictors) Provenance() (device string, backends []string) {
 	return p.b.Device(), p.b.Meta().ProfilingBackends
 }
 
+// KernelSources implements kernelSourced: the kernels behind the
+// bundle's rows.
+func (p bundlePredictors) KernelSources() []string { return p.b.Meta().KernelSources }
+
 // LoadBundle opens the fit model bundle at path for a simulation of model
 // on device, refusing a bundle fitted for another device or model.
 func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {

@@ -10,6 +10,18 @@ type Profiles struct {
 	Backends []string `json:"profiling_backends"`
 	Device   string   `json:"device"`
 	Label    string   `json:"label"`
+	// KernelSources are the kernels behind the bundle's rows (bundle
+	// Meta.KernelSources) and KernelsLabel says what they are
+	// (spec.KernelSourcesLabel): "plain PyTorch, not vLLM's kernels (...)".
+	// Both empty without a bundle.
+	KernelSources []string `json:"kernel_sources,omitempty"`
+	KernelsLabel  string   `json:"kernels_label,omitempty"`
+}
+
+// kernelSourced is a PredictorSet that knows the kernels its rows timed
+// (a fit bundle).
+type kernelSourced interface {
+	KernelSources() []string
 }
 
 // provenanced is a PredictorSet that knows what it was fitted on (a fit
@@ -25,7 +37,12 @@ func profilesOf(ps PredictorSet) Profiles {
 		return Profiles{Label: "predictors given by the caller (profiling backend unknown)"}
 	}
 	device, backends := p.Provenance()
-	return Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
+	out := Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
+	if k, ok := ps.(kernelSourced); ok {
+		out.KernelSources = k.KernelSources()
+		out.KernelsLabel = spec.KernelSourcesLabel(out.KernelSources)
+	}
+	return out
 }
 
 // rooflineProfiles describes a run without a bundle.

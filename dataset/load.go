@@ -174,6 +174,7 @@ func samplesOf(rec arrow.RecordBatch, out []Sample) ([]Sample, error) {
 	med, mean, mn, mx, std := c.f64(ColMedian), c.f64(ColMean), c.f64(ColMin), c.f64(ColMax), c.f64(ColStd)
 	count, src, line := c.i32(ColCount), c.str(ColSource), c.i32(ColLine)
 	conflict, cross := c.boolean(ColConflict), c.boolean(ColCrossNode)
+	kernel := c.str(ColKernelSource)
 	if c.err != nil {
 		return out, c.err
 	}
@@ -192,6 +193,7 @@ func samplesOf(rec arrow.RecordBatch, out []Sample) ([]Sample, error) {
 			MedianMs: med.Value(i), MeanMs: mean.Value(i), MinMs: f64(mn, i), MaxMs: f64(mx, i), StdMs: f64(std, i),
 			Count: int(count.Value(i)), Device: dev.Value(i), Model: model.Value(i),
 			Source: src.Value(i), Line: int(line.Value(i)), Variant: variant.Value(i), Conflict: conflict.Value(i),
+			KernelSource: kernel.Value(i),
 		}
 		names := spec.OpFeatures(s.Key.Op)
 		s.Features = make([]float64, len(names))

@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the dataset layout (Arrow columns and
 // manifest). Load refuses other versions.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ManifestKind identifies a profile dataset manifest.
 const ManifestKind = "ftk-profile-dataset"
@@ -41,6 +41,10 @@ type Sample struct {
 	// Variant is VariantPure, VariantMixed or VariantTrueMixed (attention
 	// batches reduced with spec.PrefillEquivalent / spec.DecodeEquivalent).
 	Variant string
+	// KernelSource names the kernel or call that was timed (the row's
+	// kernel_source; spec.KernelOrigin reads its origin); "" when the
+	// profile records none.
+	KernelSource string
 	// Conflict marks a duplicated shape whose timing disagrees with another
 	// sample of the same shape (see Manifest.Conflicts). It is kept.
 	Conflict bool
@@ -61,9 +65,13 @@ type Manifest struct {
 	// Backends are the profiling backends of the inputs (spec.Profile*:
 	// synthetic, torch-cpu, gpu), sorted: whether the timings were
 	// measured, and where.
-	Backends     []string `json:"profiling_backends"`
-	Samples      int      `json:"samples"`
-	ExcludedRows int      `json:"excluded_rows"`
+	Backends []string `json:"profiling_backends"`
+	// KernelSources are the distinct kernel sources of the samples
+	// (spec.KernelOrigin reads what each is), sorted; empty when no input
+	// records one.
+	KernelSources []string `json:"kernel_sources"`
+	Samples       int      `json:"samples"`
+	ExcludedRows  int      `json:"excluded_rows"`
 	// DuplicateRows counts exact duplicate rows dropped (Input.DuplicateRows
 	// summed); IdenticalFiles lists inputs skipped because an earlier input
 	// has the same bytes. Repeats of one measurement would otherwise count
@@ -110,9 +118,12 @@ type Input struct {
 	// ftk-collect.yaml, or the rule for files that name none.
 	Backend     string `json:"profiling_backend"`
 	BackendFrom string `json:"profiling_backend_from"`
-	Shard       string `json:"shard,omitempty"`
-	RowsIn      int    `json:"rows_in"`  // data records in the file
-	RowsOut     int    `json:"rows_out"` // records that gave at least one sample
+	// KernelSources are the distinct kernel sources of the input's samples
+	// (its kernel_source column), sorted.
+	KernelSources []string `json:"kernel_sources,omitempty"`
+	Shard         string   `json:"shard,omitempty"`
+	RowsIn        int      `json:"rows_in"`  // data records in the file
+	RowsOut       int      `json:"rows_out"` // records that gave at least one sample
 	// DuplicateRows counts records dropped because an earlier record of the
 	// file has exactly the same cells (a sweep appended twice);
 	// DuplicateLines lists the first of them.

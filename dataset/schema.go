@@ -49,6 +49,7 @@ const (
 	ColStd           = "std_ms"
 	ColCount         = "count"
 	ColConflict      = "conflict"
+	ColKernelSource  = "kernel_source"
 	ColSource        = "source"
 	ColLine          = "line"
 )

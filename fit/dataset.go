@@ -76,6 +76,9 @@ func FromDatasetOf(ds *dataset.Dataset, measurement, model string) (*TrainingSet
 			byKey[s.Key] = i
 			ts.Ops = append(ts.Ops, OpRows{Key: s.Key})
 		}
+		if k := s.KernelSource; k != "" && !slices.Contains(ts.Ops[i].KernelSources, k) {
+			ts.Ops[i].KernelSources = append(ts.Ops[i].KernelSources, k)
+		}
 		ts.Ops[i].Rows = append(ts.Ops[i].Rows, Row{
 			X: s.Features, TimeMs: s.MedianMs, Group: s.Variant, Source: s.Source, Line: s.Line,
 		})
@@ -102,6 +105,9 @@ func FromDatasetOf(ds *dataset.Dataset, measurement, model string) (*TrainingSet
 		ts.Backends = append(ts.Backends, b)
 	}
 	slices.Sort(ts.Backends)
+	for i := range ts.Ops {
+		slices.Sort(ts.Ops[i].KernelSources)
+	}
 	ts.sortOps()
 	return ts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/spec"
@@ -161,11 +162,21 @@ func Fit(ts *TrainingSet, opt Options) (*bundle.Bundle, error) {
 		meta.Conditions = append(meta.Conditions, choice)
 	}
 	ms := make([]*bundle.Model, len(kfs))
+	kernels := map[string]bool{}
 	for i, kf := range kfs {
+		kf.meta.KernelSources = ts.Ops[i].KernelSources
+		for _, k := range kf.meta.KernelSources {
+			kernels[k] = true
+		}
 		meta.Predictors = append(meta.Predictors, *kf.meta)
 		ms[i] = kf.final
 		fmt.Fprintf(opt.Log, "%s\n", summaryLine(kf.meta))
 	}
+	for k := range kernels {
+		meta.KernelSources = append(meta.KernelSources, k)
+	}
+	slices.Sort(meta.KernelSources)
+	fmt.Fprintf(opt.Log, "kernels: %s\n", spec.KernelSourcesLabel(meta.KernelSources))
 	return bundle.New(meta, ms), nil
 }
 

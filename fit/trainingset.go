@@ -30,6 +30,9 @@ type Row struct {
 type OpRows struct {
 	Key  spec.OpKey
 	Rows []Row
+	// KernelSources are the distinct kernel sources of the rows (the
+	// dataset samples' kernel_source), sorted; the bundle records them.
+	KernelSources []string
 }
 
 // TrainingSet is what fit trains on: rows of one device, one model and one

@@ -54,8 +54,11 @@ func assemble(inputs []dataset.Input, all []*parsed, tab *strTable) *build {
 	m := &b.m
 	m.Kind, m.SchemaVersion = dataset.ManifestKind, dataset.SchemaVersion
 	m.Inputs = inputs
-	models, meas := map[string]bool{}, map[string]bool{}
+	models, meas, kernels := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, in := range inputs {
+		for _, k := range in.KernelSources {
+			kernels[k] = true
+		}
 		m.Device = in.Device
 		if in.Model != "" {
 			models[in.Model] = true
@@ -78,6 +81,7 @@ func assemble(inputs []dataset.Input, all []*parsed, tab *strTable) *build {
 		m.Model = m.Models[0]
 	}
 	m.Measurements = sortedKeys(meas)
+	m.KernelSources = sortedKeys(kernels)
 	b.flagDuplicates()
 	m.Samples = n
 	m.Notes = []string{

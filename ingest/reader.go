@@ -57,8 +57,14 @@ type reader struct {
 	xslab      []xval     // every row's extras, len(extras) each
 	recs       [][]record // in chunks, so that growing never copies
 	nrecs      int
-	buf        []byte    // scratch for condition strings
-	rowMs      []float64 // the current row's timed samples (min, max), for spec.KernelTraced
+	buf        []byte // scratch for condition strings
+	// kernel_source: its column (-1 when absent), the last cell read and
+	// the sources it gave by operator id (a cell of op=name pairs).
+	kcol    int
+	kcell   string
+	kbyOp   map[int32]int32
+	kernels map[int32]bool // kernel source ids of the file's samples
+	rowMs   []float64      // the current row's timed samples (min, max), for spec.KernelTraced
 
 	// the current row
 	fields     [][]byte
@@ -170,6 +176,42 @@ func (r *reader) readExtras() bool {
 	return true
 }
 
+// kernelOf returns the kernel source id of operator op on the current row:
+// the kernel_source cell's name for it (spec.KernelSourceOf), 0 when the
+// file has no such column or the cell names none.
+func (r *reader) kernelOf(op int32) int32 {
+	if r.kcol < 0 {
+		return 0
+	}
+	cell := trimSpace(r.fields[r.kcol])
+	if string(cell) != r.kcell || r.kbyOp == nil {
+		r.kcell, r.kbyOp = string(cell), map[int32]int32{}
+	}
+	id, ok := r.kbyOp[op]
+	if !ok {
+		id = r.tab.idOf(spec.KernelSourceOf(r.kcell, r.tab.strs[op]))
+		r.kbyOp[op] = id
+	}
+	if id != 0 {
+		if r.kernels == nil {
+			r.kernels = map[int32]bool{}
+		}
+		r.kernels[id] = true
+	}
+	return id
+}
+
+// kernelSources lists the distinct kernel sources of the file's samples,
+// sorted; nil when none is recorded.
+func (r *reader) kernelSources() []string {
+	var out []string
+	for id := range r.kernels {
+		out = append(out, r.tab.strs[id])
+	}
+	sort.Strings(out)
+	return out
+}
+
 // rowFunc turns the current row into samples.
 type rowFunc func(r *reader)
 
@@ -228,6 +270,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 	for i, e := range r.extras {
 		r.extIdx[i] = r.use(e.src)
 	}
+	r.kcol = r.use(profilecsv.ColKernelSource)
 
 	// Measurement type: the measurement_type column, else the file name,
 	// else CUDA_EVENT; every row of a file must agree.
@@ -331,6 +374,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 		}
 	}
 	in.Samples = r.nrecs
+	in.KernelSources = r.kernelSources()
 	in.Excluded, in.ExcludedRows = groupDropped(r.dropped)
 	tallies := make([][2]string, 0, len(r.skipped))
 	for what := range r.skipped {

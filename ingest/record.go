@@ -17,6 +17,7 @@ type record struct {
 	op, meas, gctx, rpath       int32 // key strings
 	tp, ep, local, workers      int32 // key numbers
 	model, cond                 int32 // cond: conditions that tell duplicates apart
+	kernel                      int32 // kernel source (spec.KernelSourceOf the row's kernel_source cell)
 	in, line, count             int32 // input index, 1-based line
 	ext                         int32 // offset of the row's extras in the input's slab
 	nf, variant, phase          uint8
@@ -141,7 +142,7 @@ func (r *reader) emit(k recKey, feats []float64, st stat, variant, phase uint8, 
 		median: st.median, mean: st.mean, min: st.min, max: st.max, std: st.std,
 		op: k.op, gctx: k.gctx, rpath: k.rpath, tp: k.tp, ep: k.ep, local: k.local, workers: k.workers,
 		model: model, cond: cond, in: r.index, line: int32(r.line), count: int32(st.count), ext: r.rowExt,
-		variant: variant, phase: phase, cross: k.cross,
+		variant: variant, phase: phase, cross: k.cross, kernel: r.kernelOf(k.op),
 	}
 	rec.nf = uint8(copy(rec.f[:], feats))
 	*last = append(*last, rec)

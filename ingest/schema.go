@@ -40,7 +40,7 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 		fields = append(fields, f64(n, true))
 	}
 	fields = append(fields, f64(dataset.ColMedian, false), f64(dataset.ColMean, false), f64(dataset.ColMin, true), f64(dataset.ColMax, true), f64(dataset.ColStd, true),
-		i32(dataset.ColCount), arrow.Field{Name: dataset.ColConflict, Type: arrow.FixedWidthTypes.Boolean})
+		i32(dataset.ColCount), arrow.Field{Name: dataset.ColConflict, Type: arrow.FixedWidthTypes.Boolean}, str(dataset.ColKernelSource))
 	for _, e := range familyExtras(f.family) {
 		var t arrow.DataType
 		switch e.kind {
@@ -91,7 +91,7 @@ func fileSchema(f *outFile, device string, tab *strTable) *arrow.Schema {
 func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 	n := len(f.recs)
 	tab, inputs := b.tab, b.m.Inputs
-	op, meas, model, gctx, rpath := newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab)
+	op, meas, model, gctx, rpath, kernel := newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab), newIDCol(n, tab)
 	device, variant, phase, source := newRunCol(n), newRunCol(n), newRunCol(n), newRunCol(n)
 	tp, ep, local, workers, count, line := newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n), newIntCol(n)
 	median, mean, mn, mx, std := newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n), newFloatCol(n)
@@ -145,6 +145,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 		std.set(i, r.std)
 		count.set(i, r.count, true)
 		conflict.set(i, r.conflict, true)
+		kernel.set(i, r.kernel, true)
 		source.set(i, inputs[r.in].Path)
 		line.set(i, r.line, true)
 	}
@@ -156,7 +157,7 @@ func buildRecord(f *outFile, schema *arrow.Schema, b *build) arrow.RecordBatch {
 	for _, c := range feats {
 		arrs = append(arrs, c.array())
 	}
-	arrs = append(arrs, median.array(), mean.array(), mn.array(), mx.array(), std.array(), count.array(), conflict.array())
+	arrs = append(arrs, median.array(), mean.array(), mn.array(), mx.array(), std.array(), count.array(), conflict.array(), kernel.array())
 	arrs = append(arrs, extraArrays(f, b)...)
 	arrs = append(arrs, source.array(), line.array())
 	// The schema takes the columns' types: the dictionary index width

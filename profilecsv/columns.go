@@ -98,9 +98,10 @@ func HostStem(op string) (string, bool) {
 }
 
 // ExtraColumns close every file: where the row came from. profiling_backend
-// is "synthetic" for rows of the device model; shape_id keys resume; the
-// GPU telemetry columns are blank without NVML.
-var ExtraColumns = []string{ColProfilingBackend, ColImpl, ColDevice, ColModelName, ColShapeID,
+// is "synthetic" for rows of the device model; kernel_source names the
+// kernel of each operator (spec.KernelSourceCell); shape_id keys resume;
+// the GPU telemetry columns are blank without NVML.
+var ExtraColumns = []string{ColProfilingBackend, ColImpl, ColKernelSource, ColDevice, ColModelName, ColShapeID,
 	ColSmClockMhz, ColMemClockMhz, ColTemperatureC, ColPowerW, ColClockEventReasons, ColRemeasured}
 
 // StatNames are the per-operator statistics columns

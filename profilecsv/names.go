@@ -102,6 +102,7 @@ const (
 	ColSchedulingMode           = "scheduling_mode"
 	ColProfilingBackend         = "profiling_backend"
 	ColImpl                     = "impl"
+	ColKernelSource             = "kernel_source"
 	ColDevice                   = "device"
 	ColShapeID                  = "shape_id"
 	ColSmClockMhz               = "sm_clock_mhz"

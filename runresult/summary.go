@@ -156,6 +156,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 	fmt.Fprintf(tw, "%scost model\t%s\n", prefix, cm.Label)
 	fmt.Fprintf(tw, "%sprofiles\t%s\n", prefix, cm.Profiles.Label)
+	if l := cm.Profiles.KernelsLabel; l != "" {
+		fmt.Fprintf(tw, "%skernels\t%s\n", prefix, l)
+	}
 	if n := len(cm.RooflineFallbacks); n > 0 {
 		fmt.Fprintf(tw, "%sroofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", prefix, n)
 	}

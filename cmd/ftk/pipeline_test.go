@@ -69,6 +69,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{"bundle " + bundle, "50 completed", "TTFT", "TPOT",
 		"profiles      bundle fitted on SYNTHETIC profiles of h100 (the roofline device model with noise, not measured)",
+		"kernels       the roofline device model, no kernel ran",
 		"workload      fixed:256x32 (generated), poisson 4 req/s, 50 requests"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulate output lacks %q:\n%s", want, out)
@@ -93,6 +94,18 @@ func TestPipelineEndToEnd(t *testing.T) {
 	if !slices.Equal(ds.Backends, synthetic) || !slices.Equal(b.Meta().ProfilingBackends, synthetic) ||
 		!slices.Equal(sum.CostModel.Profiles.Backends, synthetic) || sum.CostModel.Profiles.Device != "h100" {
 		t.Errorf("profiling backends: manifest %v, bundle %v, summary %+v; want %v throughout", ds.Backends, b.Meta().ProfilingBackends, sum.CostModel.Profiles, synthetic)
+	}
+	// So do the kernel sources, row by row: the synthetic backend ran no
+	// kernel.
+	roofline := []string{spec.KernelSourceRoofline}
+	if !slices.Equal(ds.KernelSources, roofline) || !slices.Equal(b.Meta().KernelSources, roofline) ||
+		!slices.Equal(sum.CostModel.Profiles.KernelSources, roofline) {
+		t.Errorf("kernel sources: manifest %v, bundle %v, summary %v; want %v throughout", ds.KernelSources, b.Meta().KernelSources, sum.CostModel.Profiles.KernelSources, roofline)
+	}
+	for _, s := range loaded.Samples {
+		if s.KernelSource != spec.KernelSourceRoofline {
+			t.Fatalf("sample %s line %d: kernel source %q", s.Source, s.Line, s.KernelSource)
+		}
 	}
 	if w := sum.Workload; w.Source != "fixed:256x32 (generated)" || w.Arrivals != "poisson 4 req/s" || w.Requests != 50 {
 		t.Errorf("summary.json workload %+v", w)

@@ -54,6 +54,19 @@ def pkg_version(*names):
     return None
 
 
+def kernel_source(op, impl):
+    """The kernel_source of a row (docs/formats.md): "torch:<op>" for
+    ftk's own PyTorch or Python (not vLLM's kernels), else the name of the
+    kernel or call vLLM makes."""
+    named = {"flashinfer": "flashinfer", "vllm_fused_moe": "vllm.fused_experts",
+             "vllm_C_rms_norm": "vllm._C.rms_norm", "vllm_flash_attn": "vllm.vllm_flash_attn"}
+    if impl in named:
+        return named[impl]
+    if op in COLLECTIVES:
+        return "torch.distributed." + impl
+    return "torch:" + op
+
+
 def summarize(samples):
     return {
         "min": min(samples), "max": max(samples), "mean": statistics.fmean(samples),
@@ -124,6 +137,7 @@ class Worker:
             fn, pre, impl, cold = self.build(op, sh)
             samples = self.time(fn, pre, cold, timing, warmup, repeats)
         return {"id": req["id"], "ok": True, "stats": summarize(samples), "impl": impl,
+                "kernel_source": kernel_source(op, impl),
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}
 
     def sync(self):
