@@ -16,7 +16,7 @@ MAX_SEQS ?= 256
 # MAX_MODEL_LEN 0: min(model's maximum, 8192) in collect, fit and simulate alike (spec.DefaultMaxModelLen)
 MAX_MODEL_LEN ?= 0
 
-.PHONY: build test deps bench pipeline fuzz clean
+.PHONY: build test deps bench pipeline fuzz clean docs validation
 
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
@@ -50,6 +50,14 @@ pipeline: build
 	@echo "== 4/4 simulate"
 	$(BIN) simulate --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --bundle $(RUN)/bundle.arrow \
 		--workload $(WORKLOAD) --rate $(RATE) --num-requests $(REQUESTS) --seed 1 --breakdown -o $(RUN)/sim
+
+# docs/validation.md: every public vLLM run the tests replay, measured against simulated
+validation:
+	FTK_UPDATE_DOCS=1 $(GO) test ./simulate -run '^TestPublicRuns$$' -count=1
+
+# The generated parts of README.md (example outputs, the pipeline's output) and docs/validation.md
+docs: validation
+	FTK_UPDATE_DOCS=1 $(GO) test ./cmd/ftk -run '^(TestEveryExampleRuns|TestREADMEPipelineOutput)$$' -count=1
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRow -fuzztime 20s ./ingest/

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,11 @@ type example struct {
 	where string // README.md:LINE or 'ftk CMD --help'
 	line  string // the command line, verbatim (continuation lines joined by the shell)
 	fails bool   // the README shows it failing (its output starts with "ftk: ")
+	// shown is the output the README shows under the command (up to the
+	// next "$ " line or the block's end): its stdout, or its stderr when it
+	// fails. Lines [outFrom, outTo) of README.md hold it.
+	shown          string
+	outFrom, outTo int
 }
 
 // readmeExamples are the "$ ftk ..." lines of README.md's code blocks, with
@@ -45,6 +52,12 @@ func readmeExamples(t *testing.T) []example {
 			e.line += "\n" + lines[i]
 		}
 		e.fails = i+1 < len(lines) && strings.HasPrefix(lines[i+1], "ftk: ")
+		e.outFrom = i + 1
+		for i+1 < len(lines) && !strings.HasPrefix(lines[i+1], "$ ") && !strings.HasPrefix(lines[i+1], "```") {
+			i++
+		}
+		e.outTo = i + 1
+		e.shown = strings.Join(lines[e.outFrom:e.outTo], "\n")
 		out = append(out, e)
 	}
 	return out
@@ -115,11 +128,6 @@ func standIns(n int) string {
 
 var exampleSetup = map[string]exampleNeeds{
 	// README
-	"ftk ingest --summary runs/a800": {before: []string{ingestA800}},
-	"ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8    # check an existing bundle": {exit: 3,
-		why: "the a800 profiles lack shapes TP8/EP8 asks for: a coverage gap, exit 3, is what the example shows"},
-	"ftk datasets import sharegpt ShareGPT_V3_unfiltered_cleaned_split.json --tokenizer tokenizer.json -o sharegpt.csv": {
-		before: []string{shareGPT + "ShareGPT_V3_unfiltered_cleaned_split.json", tokenizer + "tokenizer.json"}},
 	"ftk validate e2e --measured measured/ --simulated sim/ -o report/": {before: []string{standIns(100)}},
 	// --help
 	"ftk ingest my.csv --device h100 --model llama-3.1-8b -o runs/mine": {
@@ -207,18 +215,32 @@ func TestEveryExampleRuns(t *testing.T) {
 	// The temporary folders are no checkout, so the built-in workloads find
 	// testdata through $FTK_SHARED, as the README says.
 	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo, "FTK_SHARED="+shared)
-	shell := func(dir, line string) (string, int) {
+	// shell runs line in dir: its stdout, its stderr and its exit code.
+	shell := func(dir, line string) (string, string, int) {
 		cmd := exec.Command("bash", "-c", "set -o pipefail; "+line)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
+		var stdout, stderr strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &stdout, &stderr
+		err := cmd.Run()
 		if err == nil {
-			return string(out), 0
+			return stdout.String(), stderr.String(), 0
 		}
 		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), ee.ExitCode()
+			return stdout.String(), stderr.String(), ee.ExitCode()
 		}
-		return string(out) + err.Error(), -1
+		return stdout.String(), stderr.String() + err.Error(), -1
 	}
+	// With FTK_UPDATE_DOCS=1 the README's shown outputs are rewritten with
+	// what the examples print (make docs), once every example has run.
+	update := os.Getenv("FTK_UPDATE_DOCS") == "1"
+	var mu sync.Mutex
+	var outputs []example
+	t.Cleanup(func() {
+		if update && !t.Failed() {
+			if err := rewriteShown("../../README.md", outputs); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for i, src := range sources {
 		t.Run(strings.Trim(src, "'"), func(t *testing.T) {
 			t.Parallel()
@@ -233,18 +255,35 @@ func TestEveryExampleRuns(t *testing.T) {
 			for _, e := range bySource[src] {
 				need := exampleSetup[e.line]
 				for _, b := range need.before {
-					if out, code := shell(dir, b); code != 0 {
-						t.Fatalf("%s: setup %q: exit %d\n%s", e.where, b, code, out)
+					if stdout, stderr, code := shell(dir, b); code != 0 {
+						t.Fatalf("%s: setup %q: exit %d\n%s%s", e.where, b, code, stdout, stderr)
 					}
 				}
 				start := time.Now()
-				out, code := shell(dir, e.line)
+				stdout, stderr, code := shell(dir, e.line)
 				want := need.exit
 				switch {
 				case e.fails && code == 0:
 					t.Errorf("%s: %s\nexits 0; the README shows it failing", e.where, e.line)
 				case !e.fails && code != want:
-					t.Errorf("%s: %s\nexit %d, want %d:\n%s", e.where, e.line, code, want, tail(out, 1500))
+					t.Errorf("%s: %s\nexit %d, want %d:\n%s", e.where, e.line, code, want, tail(stdout+stderr, 1500))
+				}
+				// What the README shows under an example is what it prints:
+				// its stdout, or its stderr when it fails.
+				got := stdout
+				if e.fails {
+					got = stderr
+				}
+				got = trimLines(got)
+				switch {
+				case e.shown == "":
+				case update:
+					mu.Lock()
+					e.shown = got
+					outputs = append(outputs, e)
+					mu.Unlock()
+				case got != trimLines(e.shown):
+					t.Errorf("%s: %s\nprints (make docs updates README.md):\n%s\nREADME shows:\n%s", e.where, e.line, got, e.shown)
 				}
 				t.Logf("%s: %.1fs: %s", e.where, time.Since(start).Seconds(), strings.SplitN(e.line, "\n", 2)[0])
 			}
@@ -258,4 +297,29 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// trimLines is s without trailing spaces on its lines and without trailing
+// newlines: how the README shows an output.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// rewriteShown writes each example's shown output into path, over the
+// lines [outFrom, outTo) it was read from.
+func rewriteShown(path string, examples []example) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	slices.SortFunc(examples, func(a, b example) int { return b.outFrom - a.outFrom })
+	for _, e := range examples {
+		lines = slices.Concat(lines[:e.outFrom], strings.Split(e.shown, "\n"), lines[e.outTo:])
+	}
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)
 }
