@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/kerneldb"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -53,6 +54,16 @@ func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorS
 		return nil, fmt.Errorf("bundle %s: fitted for model %s, the simulation is of %s: fit a bundle on %s profiles", path, b.Model(), model.Name, model.Name)
 	}
 	return bundlePredictors{b, model}, nil
+}
+
+// LoadPredictors opens what a simulation's --bundle names: kernel tables
+// (an AIConfigurator database or ftk ingest's copy, LoadKernelTables, at
+// vLLM version vllmVersion) or a fit model bundle (LoadBundle).
+func LoadPredictors(path, vllmVersion string, model *spec.Model, device *spec.Device) (PredictorSet, error) {
+	if kerneldb.IsDatabase(path) {
+		return LoadKernelTables(path, vllmVersion, model, device)
+	}
+	return LoadBundle(path, model, device)
 }
 
 // LoadHostBundle opens a fit bundle of HOST_WALL predictors (fitted on a

@@ -164,7 +164,12 @@ func (cm *OpCostModel) gatingChoices(preds PredictorSet) []GatingChoice {
 	for _, op := range []string{spec.OpMoEGatingLinear, spec.OpMoERoutingTopK} {
 		g := GatingChoice{Op: op, Context: spec.GatingPrefillHot, Source: "roofline"}
 		k := spec.OpKey{Op: op, Measurement: cm.measurement, TP: cm.layout.TP, GatingContext: spec.GatingPrefillHot}
-		if preds != nil {
+		if _, ok := preds.(opPredictorSet); ok {
+			g.Source = "roofline (not in the kernel tables)"
+			if cm.tablePriced(op) {
+				g.Source = "kernel tables"
+			}
+		} else if preds != nil {
 			if _, used, ok := resolvePredictor(preds, k); ok {
 				g.Source = used.String()
 			} else {
@@ -184,6 +189,16 @@ func (cm *OpCostModel) gatingChoices(preds PredictorSet) []GatingChoice {
 		out = append(out, g)
 	}
 	return out
+}
+
+// tablePriced reports whether kernel tables price op on the first stage.
+func (cm *OpCostModel) tablePriced(op string) bool {
+	for _, p := range cm.stages[0].tokens.ops {
+		if p.op.Name == op {
+			return p.pred != nil
+		}
+	}
+	return false
 }
 
 func sortedCounts(m map[string]int64) []OpCount {

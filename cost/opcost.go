@@ -282,7 +282,12 @@ func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 		}
 	}
 	p := pricedOp{op: o, key: opKey(&o, cm.layout, cm.measurement), comp: opComponent(&o), count: 1}
-	if preds != nil {
+	if ops, ok := preds.(opPredictorSet); ok {
+		if pr, ok := ops.OpPredictor(&o); ok {
+			p.pred = pr
+			p.extrap, _ = pr.(extrapolationCounter)
+		}
+	} else if preds != nil {
 		if pr, k, ok := resolvePredictor(preds, p.key); ok {
 			p.pred = pr
 			p.extrap, _ = pr.(extrapolationCounter)

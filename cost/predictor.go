@@ -52,6 +52,9 @@ func opKey(o *spec.Op, l spec.Layout, measurement string) spec.OpKey {
 // term is then added explicitly), else CUDA_EVENT (launch gaps included in
 // each operator's time). The two are never mixed within a run.
 func bundleMeasurement(p PredictorSet) string {
+	if m, ok := p.(measuredAs); ok {
+		return m.Measurement()
+	}
 	for _, k := range p.Keys() {
 		if k.Measurement == spec.KernelOnly {
 			return spec.KernelOnly

@@ -21,8 +21,14 @@ type Config struct {
 	Engine   EngineConfig   `json:"engine" yaml:"engine"`
 	Router   string         `json:"router" yaml:"router"` // round-robin or least-loaded
 	Workload WorkloadConfig `json:"workload" yaml:"workload"`
-	// Bundle is a fit model bundle; empty means the built-in roofline.
+	// Bundle is a fit model bundle, or kernel tables (an AIConfigurator
+	// database or ftk ingest's copy of one); empty means the built-in
+	// roofline.
 	Bundle string `json:"bundle,omitempty" yaml:"bundle,omitempty"`
+	// VLLMVersion is the vLLM release simulated ("" : ftk's defaults, and
+	// the newest kernel tables): it picks the kernel tables' version
+	// folder and the engine defaults of that release (vllmdefaults.go).
+	VLLMVersion string `json:"vllm_version,omitempty" yaml:"vllm_version,omitempty"`
 	// HostBundle is a fit bundle of HOST_WALL predictors (the CPU overhead
 	// profile's cpu_schedule, cpu_prepare_inputs, cpu_sampler,
 	// cpu_process_outputs); empty means host time from Bundle's HOST_WALL

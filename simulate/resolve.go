@@ -103,7 +103,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	}
 	preds, hostPreds := opts.Predictors, opts.HostPredictors
 	if preds == nil && cfg.Bundle != "" {
-		if preds, err = cost.LoadBundle(cfg.Bundle, m, d); err != nil {
+		if preds, err = cost.LoadPredictors(cfg.Bundle, cfg.VLLMVersion, m, d); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/ingest"
+	"github.com/ftk-dev/ftk/kerneldb"
 	"github.com/urfave/cli/v3"
 )
 
@@ -25,6 +26,14 @@ the same inputs give byte-identical files. A dataset is one device: it comes fro
 --device, else a YAML with a device: key beside the files (or ftk-collect.yaml),
 else the folder names (frontier-h800/Qwen3-30B-A3B-tiny => h800, qwen3-30b-a3b-tiny).
 
+A PATH that is an AIConfigurator database (a <gpu> folder laid out as
+<table family>/vllm/<vLLM version>/*.parquet with collection_meta.yaml or reuse.yaml)
+is read as kernel tables instead: every row of the tables ftk prices (gemm, context
+and generation attention, moe, custom all-reduce, MLA) in every version folder, a bad
+cell failing with its file, row and column. DIR receives a copy of those tables, the
+GPU's system YAML and kernel_tables.json (rows, kernel sources, sha256 per file);
+'ftk simulate --bundle DIR --vllm-version V' prices ops from it (docs/design.md).
+
 Bad rows (text in a numeric cell, NaN/negative/zero times, min > median > max) are
 excluded and reported; --strict makes any of them fatal. An unreadable header, a
 missing required column, an unknown family or a file mixing measurement types fails.
@@ -33,6 +42,7 @@ Examples:
   ftk ingest testdata/profiles/frontier-h800 -o runs/h800
   ftk ingest testdata/profiles/vidur-h100 -o runs/h100 --strict
   ftk ingest my.csv --device h100 --model llama-3.1-8b -o runs/mine
+  ftk ingest testdata/aiconfigurator/h100_sxm -o runs/h100-kernels
   ftk ingest --summary runs/h800`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "dataset folder to write (created; an existing one must hold a dataset)"},
@@ -65,6 +75,17 @@ Examples:
 				return err
 			}
 			defer lock.Release()
+			if src := cmd.Args().First(); kerneldb.IsDatabase(src) {
+				if cmd.Args().Len() > 1 || cmd.String("device") != "" || cmd.String("model") != "" {
+					return usageError("ingest of an AIConfigurator database takes one <gpu> folder, no --device or --model (the tables say both)")
+				}
+				km, err := ingest.KernelTables(src, dir)
+				if err != nil {
+					return err
+				}
+				ingest.WriteKernelReport(errw, dir, km)
+				return nil
+			}
 			m, err := ingest.Ingest(cmd.Args().Slice(), dir, ingest.Options{
 				Device: cmd.String("device"),
 				Model:  cmd.String("model"),

@@ -36,7 +36,8 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "stages", Usage: "Poisson arrivals whose rate changes over time instead of --rate: DURATIONs@RATE,..., e.g. 60s@2,120s@8 (the last rate holds after its stage)"},
 		&cli.IntFlag{Name: "clients", Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
 		&cli.FloatFlag{Name: "think-time", Usage: "closed loop: clients' mean think time between a reply and the session's next turn, seconds (exponential)"},
-		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (default: the built-in roofline device model)"},
+		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle, or kernel tables (an AIConfigurator <gpu> folder or 'ftk ingest' of one), for operator times (default: the built-in roofline device model)"},
+		&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (docs/design.md)"},
 		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_scale, host_speed, issue_scale, family_scale; host_ms_per_step by hand) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
 		&cli.StringFlag{Name: "chrome-trace", Usage: "write a Chrome trace (chrome://tracing, Perfetto) of the run to this file"},
@@ -139,6 +140,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("dp", func() { cfg.Layout.DP = cmd.Int("dp") })
 	set("router", func() { cfg.Router = cmd.String("router") })
 	set("bundle", func() { cfg.Bundle = cmd.String("bundle") })
+	set("vllm-version", func() { cfg.VLLMVersion = cmd.String("vllm-version") })
 	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), "" })
 	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), "" })
 	set("rate", func() { w.RatePerS = cmd.Float("rate") })

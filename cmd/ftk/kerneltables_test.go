@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ftk ingest reads an AIConfigurator database (every priced table, every
+// version folder) into a copy that ftk simulate --bundle prices from, at
+// the vLLM version asked for, recorded in the summary.
+func TestIngestAndSimulateKernelTables(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "aiconfigurator", "h100_sxm")
+	dir := filepath.Join(t.TempDir(), "h100-kernels")
+	_, errOut, code := ftk(t, "ingest", src, "-o", dir)
+	if code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"kernel tables of h100_sxm (device h100)", "gemm_perf                    vLLM 0.14.0     26040 rows  kernels: vllm_default 26040",
+		"moe_perf                     vLLM 0.14.0     37762 rows", "custom_allreduce_perf        vLLM 0.14.0       138 rows  kernels: vLLM_custom_eager 69, vLLM_custom_graph 69",
+		"generation_mla_perf          vLLM 0.14.0      5430 rows", "94319 rows read in 7 table files"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("ingest report lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, f := range []string{"kernel_tables.json", "system.yaml", "gemm/vllm/0.14.0/gemm_perf.parquet", "gemm/vllm/0.14.0/collection_meta.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the copy lacks %s: %v", f, err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "sim")
+	_, errOut, code = ftk(t, "simulate", "--model", "qwen3-30b-a3b", "--device", "h100", "--vllm-version", "0.14.0", "--bundle", dir,
+		"--workload", "fixed:512x32", "--num-requests", "16", "--rate", "4", "-o", out)
+	if code != 0 {
+		t.Fatalf("simulate exit %d: %s", code, errOut)
+	}
+	var s struct {
+		Config struct {
+			VLLMVersion string `json:"vllm_version"`
+		} `json:"config"`
+		CostModel struct {
+			Profiles struct {
+				Backends []string `json:"profiling_backends"`
+			} `json:"profiles"`
+			Fallbacks []struct {
+				Op string `json:"op"`
+			} `json:"roofline_fallbacks"`
+		} `json:"cost_model"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Config.VLLMVersion != "0.14.0" || len(s.CostModel.Profiles.Backends) != 1 || s.CostModel.Profiles.Backends[0] != "aiconfigurator" {
+		t.Errorf("summary: vllm_version %q, profiling backends %v", s.Config.VLLMVersion, s.CostModel.Profiles.Backends)
+	}
+	for _, f := range s.CostModel.Fallbacks {
+		for _, priced := range []string{"attn_pre_proj", "attn_post_proj", "attn_prefill", "attn_decode", "moe_grouped_gemm", "lm_head"} {
+			if strings.HasPrefix(f.Op, priced) {
+				t.Errorf("%s fell back to the roofline; the tables hold it", f.Op)
+			}
+		}
+	}
+	// Tables of another GPU are refused.
+	_, errOut, code = ftk(t, "simulate", "--model", "qwen3-30b-a3b", "--device", "b200", "--bundle", dir,
+		"--workload", "fixed:512x32", "--num-requests", "4", "-o", filepath.Join(t.TempDir(), "b"))
+	if code == 0 || !strings.Contains(errOut, "the simulation is of b200") {
+		t.Errorf("h100 tables for a b200 run: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,272 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ftk-dev/ftk/kerneldb"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// ProfileAIConfigurator is the profiling backend of AIConfigurator's kernel
+// tables, as the run's summary names it.
+const ProfileAIConfigurator = "aiconfigurator"
+
+// opPredictorSet is a PredictorSet that prices an op from its shape (the
+// per-GPU GEMM, attention, MoE and collective dimensions spec.Op carries)
+// rather than from a key fitted on one model: kernel tables.
+type opPredictorSet interface {
+	OpPredictor(o *spec.Op) (OpPredictor, bool)
+}
+
+// measuredAs is a PredictorSet that states its measurement type.
+type measuredAs interface {
+	Measurement() string
+}
+
+// KernelTables prices ops from AIConfigurator's shape-indexed kernel tables
+// (package kerneldb) for any catalog model: each op looks up the kernel of
+// its shape and dtype, exactly where measured, interpolated or scaled
+// between measured shapes, extrapolated past them by kerneldb's stated
+// rule. Ops the tables do not hold (norms, activations, rotary embedding,
+// routing, EP exchange, send/recv, MLA attention) and dtypes they lack are
+// left to the built-in device model; Coverage lists both.
+//
+// The tables time kernels replayed in CUDA graphs: KERNEL_ONLY times, the
+// launch term priced apart (issue.go).
+type KernelTables struct {
+	K      *kerneldb.Kernels
+	Dir    string
+	device string
+	model  *spec.Model
+}
+
+// LoadKernelTables opens the kernel database at dir (an AIConfigurator
+// <gpu> folder or ftk ingest's copy of one) for vLLM version (kerneldb's
+// version rule; "" takes the newest), refusing a database of another
+// device than the simulation's.
+func LoadKernelTables(dir, version string, model *spec.Model, device *spec.Device) (*KernelTables, error) {
+	db, err := kerneldb.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	k, err := kerneldb.Load(db, version)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	for _, guess := range []string{db.GPU, strings.TrimSuffix(db.GPU, "_sxm"), k.Device} {
+		if d, err := spec.LookupDevice(guess); err == nil {
+			name = d.Name
+			break
+		}
+	}
+	if name != device.Name {
+		return nil, fmt.Errorf("kernel tables %s: measured on %s (%s), the simulation is of %s: give the database of that GPU", dir, k.Device, db.GPU, device.Name)
+	}
+	return &KernelTables{K: k, Dir: dir, device: name, model: model}, nil
+}
+
+// Predictor implements PredictorSet: kernel tables answer by op shape
+// (OpPredictor), never by a fitted key.
+func (t *KernelTables) Predictor(spec.OpKey) (OpPredictor, bool) { return nil, false }
+
+// Keys implements PredictorSet: no fitted keys.
+func (t *KernelTables) Keys() []spec.OpKey { return nil }
+
+// Measurement implements measuredAs.
+func (t *KernelTables) Measurement() string { return spec.KernelOnly }
+
+// Provenance implements provenanced.
+func (t *KernelTables) Provenance() (string, []string) {
+	return t.device, []string{ProfileAIConfigurator}
+}
+
+// gemmDtype is the gemm_perf dtype of the model's layer GEMMs.
+func gemmDtype(m *spec.Model) string {
+	q := strings.ToLower(m.Quantization)
+	switch {
+	case !m.FP8Compute:
+		return "bfloat16"
+	case strings.Contains(q, "int8"):
+		return "int8"
+	case strings.Contains(q, "block"):
+		return "fp8_block"
+	}
+	return "fp8"
+}
+
+func kvDtype(m *spec.Model) string {
+	if m.KVBytes == 1 {
+		return "fp8"
+	}
+	return "bfloat16"
+}
+
+// OpPredictor implements opPredictorSet: the predictor of op o, or false
+// when the tables hold no kernel of its kind and dtype.
+func (t *KernelTables) OpPredictor(o *spec.Op) (OpPredictor, bool) {
+	var p OpPredictor
+	m := t.model
+	switch {
+	case o.Name == spec.OpAttnPrefill && !m.IsMLA():
+		p = &tableAttention{t: t, o: *o, kv: kvDtype(m), context: true}
+	case o.Name == spec.OpAttnDecode && !m.IsMLA():
+		p = &tableAttention{t: t, o: *o, kv: kvDtype(m)}
+	case o.Name == spec.OpMoEGroupedGEMM:
+		dt := gemmDtype(m)
+		if !o.FP8 {
+			dt = "bfloat16"
+		}
+		p = &tableMoE{t: t, o: *o, dtype: dt, hidden: m.HiddenSize, inter: m.MoEIntermediateSize}
+	case o.Name == spec.OpMoEShuffling:
+		// vLLM's fused_experts aligns the routed tokens (moe_align_block_size)
+		// inside the fused-MoE call the moe table times.
+		dt := gemmDtype(m)
+		if m.WeightBytes != 1 {
+			dt = "bfloat16"
+		}
+		ep := max(o.Experts/max(o.LocalExperts, 1), 1)
+		if ms, _ := t.K.MoE(dt, "balanced", m.HiddenSize, m.MoEIntermediateSize, o.TopK, o.Experts, 1, ep, 64); !math.IsNaN(ms) {
+			return zeroPredictor{}, true
+		}
+		return nil, false
+	case o.Name == spec.OpAllReduce && !o.CrossNode:
+		p = &tableAllReduce{t: t, workers: o.Workers}
+	case o.N > 0 && o.K > 0 && o.Family == spec.FamilyLinear || o.Name == spec.OpMoEGatingLinear:
+		dt := "bfloat16"
+		if o.FP8 && o.Name != spec.OpMoEGatingLinear {
+			dt = gemmDtype(m)
+		}
+		p = &tableGEMM{t: t, dtype: dt, n: float64(o.N), k: float64(o.K)}
+	default:
+		return nil, false
+	}
+	if ms := p.PredictMs(probe(o)); math.IsNaN(ms) {
+		return nil, false
+	}
+	return p, true
+}
+
+// probe is a typical query of o, to tell covered from uncovered at load.
+func probe(o *spec.Op) []float64 {
+	switch o.Name {
+	case spec.OpAttnPrefill:
+		return []float64{0, 512}
+	case spec.OpAttnDecode:
+		return []float64{8, 1024}
+	case spec.OpAllReduce:
+		return []float64{1 << 16}
+	case spec.OpMoEGroupedGEMM:
+		return []float64{64, 8}
+	}
+	return []float64{64}
+}
+
+// counted counts the lookups a predictor answered past its table.
+type counted struct{ n atomic.Int64 }
+
+func (c *counted) note(f kerneldb.Fit) {
+	if f == kerneldb.Extrapolated {
+		c.n.Add(1)
+	}
+}
+
+// Extrapolated implements extrapolationCounter.
+func (c *counted) Extrapolated() int64 { return c.n.Load() }
+
+type zeroPredictor struct{}
+
+func (zeroPredictor) PredictMs([]float64) float64 { return 0 }
+
+type tableGEMM struct {
+	counted
+	t     *KernelTables
+	dtype string
+	n, k  float64
+}
+
+func (p *tableGEMM) PredictMs(x []float64) float64 {
+	if x[0] <= 0 {
+		return 0
+	}
+	ms, f := p.t.K.GEMM(p.dtype, x[0], p.n, p.k)
+	p.note(f)
+	return ms
+}
+
+// tableAttention prices attention from the context or generation table.
+// A prefill of chunk new tokens after ctx cached ones is looked up as one
+// sequence of sqrt(chunk*(chunk+2*ctx)) tokens, the prompt length whose
+// causal attention does the same work (chunk*(ctx+chunk/2) query-key
+// pairs); a decode batch of n sequences as n sequences attending over
+// their mean context plus the new token.
+type tableAttention struct {
+	counted
+	t       *KernelTables
+	o       spec.Op
+	kv      string
+	context bool
+}
+
+func (p *tableAttention) PredictMs(x []float64) float64 {
+	o := &p.o
+	var ms float64
+	var f kerneldb.Fit
+	if p.context {
+		ctx, chunk := x[0], x[1]
+		if chunk <= 0 {
+			return 0
+		}
+		ms, f = p.t.K.ContextAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, 1, math.Sqrt(chunk*(chunk+2*ctx)))
+	} else {
+		if x[0] <= 0 {
+			return 0
+		}
+		ms, f = p.t.K.GenerationAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, x[0], x[1]+1)
+	}
+	p.note(f)
+	return ms
+}
+
+// tableMoE prices the fused-MoE layer from the moe table at balanced
+// routing: x[0] is the tokens routed to this GPU's experts (a step's
+// tokens x top-k over EP at even routing; routing draws give each rank
+// its own), looked up as the step of x[0] x EP / top-k tokens.
+type tableMoE struct {
+	counted
+	t             *KernelTables
+	o             spec.Op
+	dtype         string
+	hidden, inter int
+}
+
+func (p *tableMoE) PredictMs(x []float64) float64 {
+	o := &p.o
+	if x[0] <= 0 {
+		return 0
+	}
+	ep := max(o.Experts/max(o.LocalExperts, 1), 1)
+	tp := max(p.inter/max(o.ExpertWidth, 1), 1)
+	tokens := x[0] * float64(ep) / float64(max(o.TopK, 1))
+	ms, f := p.t.K.MoE(p.dtype, "balanced", p.hidden, p.inter, o.TopK, o.Experts, tp, ep, tokens)
+	p.note(f)
+	return ms
+}
+
+type tableAllReduce struct {
+	counted
+	t       *KernelTables
+	workers int
+}
+
+func (p *tableAllReduce) PredictMs(x []float64) float64 {
+	if x[0] <= 0 {
+		return 0
+	}
+	ms, f := p.t.K.AllReduce(p.workers, x[0])
+	p.note(f)
+	return ms
+}
