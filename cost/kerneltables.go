@@ -108,7 +108,7 @@ func kvDtype(m *spec.Model) string {
 // OpPredictor implements opPredictorSet: the predictor of op o, or false
 // when the tables hold no kernel of its kind and dtype.
 func (t *KernelTables) OpPredictor(o *spec.Op) (OpPredictor, bool) {
-	var p OpPredictor
+	var p tablePredictor
 	m := t.model
 	switch {
 	case o.Name == spec.OpAttnPrefill && !m.IsMLA():
@@ -130,7 +130,7 @@ func (t *KernelTables) OpPredictor(o *spec.Op) (OpPredictor, bool) {
 		}
 		ep := max(o.Experts/max(o.LocalExperts, 1), 1)
 		if ms, _ := t.K.MoE(dt, "balanced", m.HiddenSize, m.MoEIntermediateSize, o.TopK, o.Experts, 1, ep, 64); !math.IsNaN(ms) {
-			return zeroPredictor{}, true
+			return zeroPredictor{in: kerneldb.TableMoE + "'s fused-MoE call"}, true
 		}
 		return nil, false
 	case o.Name == spec.OpAllReduce && !o.CrossNode:
@@ -168,18 +168,31 @@ func probe(o *spec.Op) []float64 {
 // counted counts the lookups a predictor answered past its table.
 type counted struct{ n atomic.Int64 }
 
-func (c *counted) note(f kerneldb.Fit) {
+func (c *counted) note(ms float64, f kerneldb.Fit) float64 {
 	if f == kerneldb.Extrapolated {
 		c.n.Add(1)
 	}
+	return ms
+}
+
+// tablePredictor is a predictor over one kernel table.
+type tablePredictor interface {
+	OpPredictor
+	lookup(x []float64) (float64, kerneldb.Fit)
+	table() string
 }
 
 // Extrapolated implements extrapolationCounter.
 func (c *counted) Extrapolated() int64 { return c.n.Load() }
 
-type zeroPredictor struct{}
+// zeroPredictor prices an op another table's row includes.
+type zeroPredictor struct{ in string }
 
 func (zeroPredictor) PredictMs([]float64) float64 { return 0 }
+
+func (zeroPredictor) lookup([]float64) (float64, kerneldb.Fit) { return 0, kerneldb.Exact }
+
+func (z zeroPredictor) table() string { return "0: inside " + z.in }
 
 type tableGEMM struct {
 	counted
@@ -188,13 +201,17 @@ type tableGEMM struct {
 	n, k  float64
 }
 
-func (p *tableGEMM) PredictMs(x []float64) float64 {
+func (p *tableGEMM) PredictMs(x []float64) float64 { return p.note(p.lookup(x)) }
+
+func (p *tableGEMM) lookup(x []float64) (float64, kerneldb.Fit) {
 	if x[0] <= 0 {
-		return 0
+		return 0, kerneldb.Exact
 	}
-	ms, f := p.t.K.GEMM(p.dtype, x[0], p.n, p.k)
-	p.note(f)
-	return ms
+	return p.t.K.GEMM(p.dtype, x[0], p.n, p.k)
+}
+
+func (p *tableGEMM) table() string {
+	return fmt.Sprintf("%s %s [%s], N=%g K=%g", kerneldb.TableGEMM, p.dtype, p.t.K.Sources[kerneldb.TableGEMM+"/"+p.dtype], p.n, p.k)
 }
 
 // tableAttention prices attention from the context or generation table.
@@ -211,24 +228,29 @@ type tableAttention struct {
 	context bool
 }
 
-func (p *tableAttention) PredictMs(x []float64) float64 {
+func (p *tableAttention) PredictMs(x []float64) float64 { return p.note(p.lookup(x)) }
+
+func (p *tableAttention) lookup(x []float64) (float64, kerneldb.Fit) {
 	o := &p.o
-	var ms float64
-	var f kerneldb.Fit
 	if p.context {
 		ctx, chunk := x[0], x[1]
 		if chunk <= 0 {
-			return 0
+			return 0, kerneldb.Exact
 		}
-		ms, f = p.t.K.ContextAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, 1, math.Sqrt(chunk*(chunk+2*ctx)))
-	} else {
-		if x[0] <= 0 {
-			return 0
-		}
-		ms, f = p.t.K.GenerationAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, x[0], x[1]+1)
+		return p.t.K.ContextAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, 1, math.Sqrt(chunk*(chunk+2*ctx)))
 	}
-	p.note(f)
-	return ms
+	if x[0] <= 0 {
+		return 0, kerneldb.Exact
+	}
+	return p.t.K.GenerationAttention(p.kv, o.QHeads, o.KVHeads, o.HeadDim, x[0], x[1]+1)
+}
+
+func (p *tableAttention) table() string {
+	t := kerneldb.TableGenAttention
+	if p.context {
+		t = kerneldb.TableContextAttention
+	}
+	return fmt.Sprintf("%s [%s], %d/%d heads of %d, KV %s", t, p.t.K.Sources[t], p.o.QHeads, p.o.KVHeads, p.o.HeadDim, p.kv)
 }
 
 // tableMoE prices the fused-MoE layer from the moe table at balanced
@@ -243,17 +265,27 @@ type tableMoE struct {
 	hidden, inter int
 }
 
-func (p *tableMoE) PredictMs(x []float64) float64 {
+func (p *tableMoE) PredictMs(x []float64) float64 { return p.note(p.lookup(x)) }
+
+func (p *tableMoE) lookup(x []float64) (float64, kerneldb.Fit) {
 	o := &p.o
 	if x[0] <= 0 {
-		return 0
+		return 0, kerneldb.Exact
 	}
-	ep := max(o.Experts/max(o.LocalExperts, 1), 1)
-	tp := max(p.inter/max(o.ExpertWidth, 1), 1)
+	ep, tp := p.split()
 	tokens := x[0] * float64(ep) / float64(max(o.TopK, 1))
-	ms, f := p.t.K.MoE(p.dtype, "balanced", p.hidden, p.inter, o.TopK, o.Experts, tp, ep, tokens)
-	p.note(f)
-	return ms
+	return p.t.K.MoE(p.dtype, "balanced", p.hidden, p.inter, o.TopK, o.Experts, tp, ep, tokens)
+}
+
+// split is the op's MoE EP and TP.
+func (p *tableMoE) split() (ep, tp int) {
+	return max(p.o.Experts/max(p.o.LocalExperts, 1), 1), max(p.inter/max(p.o.ExpertWidth, 1), 1)
+}
+
+func (p *tableMoE) table() string {
+	ep, tp := p.split()
+	return fmt.Sprintf("%s %s [%s], balanced, hidden %d, width %d, top-%d of %d, TP%d EP%d", kerneldb.TableMoE, p.dtype,
+		p.t.K.Sources[kerneldb.TableMoE+"/"+p.dtype], p.hidden, p.inter, p.o.TopK, p.o.Experts, tp, ep)
 }
 
 type tableAllReduce struct {
@@ -262,11 +294,15 @@ type tableAllReduce struct {
 	workers int
 }
 
-func (p *tableAllReduce) PredictMs(x []float64) float64 {
+func (p *tableAllReduce) PredictMs(x []float64) float64 { return p.note(p.lookup(x)) }
+
+func (p *tableAllReduce) lookup(x []float64) (float64, kerneldb.Fit) {
 	if x[0] <= 0 {
-		return 0
+		return 0, kerneldb.Exact
 	}
-	ms, f := p.t.K.AllReduce(p.workers, x[0])
-	p.note(f)
-	return ms
+	return p.t.K.AllReduce(p.workers, x[0])
+}
+
+func (p *tableAllReduce) table() string {
+	return fmt.Sprintf("%s [%s], %d GPUs", kerneldb.TableAllReduce, p.t.K.Sources[kerneldb.TableAllReduce], p.workers)
 }

@@ -137,6 +137,8 @@ var exampleSetup = map[string]exampleNeeds{
 		before: []string{"ftk ingest testdata/profiles/frontier-h800 -o runs/h800"}},
 	"ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \\\n      --tp 1 --max-num-batched-tokens 4096 --max-num-seqs 64 --max-model-len 4096": {exit: 3,
 		why: "the tiny H800 profiles do not reach 4096 tokens: a coverage gap, exit 3, is what the example shows"},
+	"ftk fit --bundle testdata/aiconfigurator/h100_sxm --check-coverage --model qwen3-30b-a3b --tp 2 --vllm-version 0.14.0": {exit: 3,
+		why: "the kernel tables hold no norms, rotary embedding or top-k routing (the built-in device model prices them) and stop below the LM head's width: exit 3 lists them"},
 	"ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8": {exit: 3,
 		why: "the a800 profiles lack shapes TP8/EP8 asks for: a coverage gap, exit 3"},
 	"ftk validate e2e --measured bench/ --simulated sim/ -o report": {before: []string{standIns(0)}},

@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/kerneldb"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
@@ -46,7 +48,9 @@ them), --model picks one (its samples and the model-independent collectives).
 engine limits) with every predictor's sampled domain, prints a per-operator table and
 the ftk collect command that would close what is missing, and exits with status 3
 when the simulation would leave the sampled domain. With --bundle it checks an
-existing bundle without fitting.
+existing bundle without fitting; with --bundle naming kernel tables it lists every op of
+the simulation with the table that prices it (or the built-in device model it falls
+back to) and the least exact answer over the query domain.
 
 Examples:
   ftk ingest testdata/profiles/frontier-a800-qwen3-30b-a3b -o runs/a800
@@ -54,10 +58,12 @@ Examples:
   ftk fit runs/h800 -o runs/h800.bundle.arrow --model qwen3-30b-a3b-tiny --measurement KERNEL_ONLY --report
   ftk fit runs/h800 -o runs/h800.bundle.arrow --check-coverage --model qwen3-30b-a3b-tiny \
       --tp 1 --max-num-batched-tokens 4096 --max-num-seqs 64 --max-model-len 4096
-  ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8`,
+  ftk fit --bundle runs/a800.bundle.arrow --check-coverage --tp 8 --ep 8
+  ftk fit --bundle testdata/aiconfigurator/h100_sxm --check-coverage --model qwen3-30b-a3b --tp 2 --vllm-version 0.14.0`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "model bundle to write (Arrow IPC)"},
-			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle (with --check-coverage) instead of fitting"},
+			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle, or kernel tables (an AIConfigurator <gpu> folder or 'ftk ingest' of one), with --check-coverage instead of fitting"},
+			&cli.StringFlag{Name: "vllm-version", Usage: "coverage of kernel tables: the vLLM version whose tables to check (default: the newest)"},
 			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
 			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's); of a dataset of several models, the one to fit"},
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
@@ -78,6 +84,9 @@ Examples:
 			if path := cmd.String("bundle"); path != "" {
 				if cmd.Args().Len() > 0 || cmd.String("output") != "" || !cmd.Bool("check-coverage") {
 					return usageError("fit --bundle BUNDLE checks an existing bundle: it takes --check-coverage and no DATASET or -o")
+				}
+				if kerneldb.IsDatabase(path) {
+					return checkTableCoverage(cmd, path)
 				}
 				var err error
 				if b, err = bundle.Load(path); err != nil {
@@ -151,6 +160,54 @@ Examples:
 			return checkCoverage(cmd, b)
 		},
 	}
+}
+
+// checkTableCoverage runs fit --check-coverage against kernel tables:
+// every op of the simulation with the table that prices it, the least
+// exact answer over the query domain, and the ops left to the built-in
+// device model; exit 3 when any op falls back or is extrapolated.
+func checkTableCoverage(cmd *cli.Command, dir string) error {
+	if cmd.String("model") == "" {
+		return usageError("--check-coverage of kernel tables needs --model: the tables price any model")
+	}
+	m, err := spec.LookupModel(cmd.String("model"))
+	if err != nil {
+		return err
+	}
+	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
+		return usageError("fit --check-coverage: %v", err)
+	}
+	db, err := kerneldb.Open(dir)
+	if err != nil {
+		return err
+	}
+	k, err := kerneldb.Load(db, "")
+	if err != nil {
+		return err
+	}
+	d, err := spec.LookupDevice(k.Device)
+	if err != nil {
+		if d, err = spec.LookupDevice(db.GPU); err != nil {
+			return fmt.Errorf("kernel tables %s: device %s is not in ftk's catalog", dir, k.Device)
+		}
+	}
+	kt, err := cost.LoadKernelTables(dir, cmd.String("vllm-version"), m, d)
+	if err != nil {
+		return err
+	}
+	limits := spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"),
+		MaxModelLen: spec.ResolveMaxModelLen(m, cmd.Int("max-model-len"))}
+	rows := cost.KernelTablesCoverage(kt, m, layoutFrom(cmd), limits)
+	if err := cost.WriteTableCoverage(cmd.Root().Writer, kt, rows); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if !r.Covered() || r.Worst == kerneldb.Extrapolated {
+			return cli.Exit("coverage: the simulation leaves the kernel tables (ops above: fallback or extrapolated)", exitCoverage)
+		}
+	}
+	fmt.Fprintln(cmd.Root().Writer, "coverage: every operator of the simulation is inside the kernel tables")
+	return nil
 }
 
 // checkCoverage runs fit --check-coverage against bundle b.

@@ -72,4 +72,16 @@ func TestIngestAndSimulateKernelTables(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "the simulation is of b200") {
 		t.Errorf("h100 tables for a b200 run: exit %d: %s", code, errOut)
 	}
+
+	// fit --check-coverage names what the tables price and what falls back.
+	out2, errOut, code := ftk(t, "fit", "--bundle", dir, "--check-coverage", "--model", "qwen3-30b-a3b", "--tp", "2")
+	if code != 3 {
+		t.Errorf("coverage of tables lacking norms: exit %d, want 3: %s", code, errOut)
+	}
+	for _, want := range []string{"moe_grouped_gemm           exact", "moe_perf bfloat16 [vllm_fused_moe], balanced, hidden 2048, width 768, top-8 of 128, TP2 EP1",
+		"all_reduce                 exact", "not in the tables, priced by the built-in device model: emb, input_layernorm, attn_rope"} {
+		if !strings.Contains(out2, want) {
+			t.Errorf("coverage output lacks %q:\n%s", want, out2)
+		}
+	}
 }
