@@ -180,6 +180,7 @@ func (s *sweep) openBackends(ctx context.Context) ([]Backend, error) {
 	for i, d := range devices {
 		b, err := newTorchBackend(o.Torch.Python, d, o.Torch.Threads, env, o.Log, fmt.Sprintf("worker %d", i))
 		if err == nil {
+			b.kernels = o.Torch.Kernels
 			err = b.start(ctx)
 		}
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 const (
 	TimingCUDAEvent  = "cuda_event"  // spec.CUDAEvent
 	TimingKernelOnly = "kernel_only" // spec.KernelOnly
+	TimingCUDAGraph  = "cuda_graph"  // spec.KernelOnly timed as CUDA-graph replays (TorchOptions.GraphTiming)
 	TimingCPU        = "cpu"         // spec.CPUTime: an op timed on the host CPU
 	TimingHost       = "host"        // spec.HostWall: host-side engine work
 	TimingIssue      = "issue"       // host issue costs (spec.IssueOps), GPU queue kept busy

@@ -454,6 +454,9 @@ func (s *sweep) measureOnce(ctx context.Context, worker int, b Backend, sh *Shap
 			continue // a CPU has no CUDA graph to replay: the column stays blank
 		}
 		req := newRequest(s.o.Plan.Model, sh, o, measurement, s.o.Warmup, s.o.Repeats)
+		if s.o.Torch.GraphTiming && req.Timing == TimingKernelOnly {
+			req.Timing = TimingCUDAGraph
+		}
 		resp, err := b.Measure(ctx, req)
 		if err == nil {
 			err = resp.validate()

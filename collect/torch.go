@@ -29,7 +29,23 @@ type TorchOptions struct {
 	ForceDevice bool
 	// Threads caps torch's CPU threads in each worker (0: torch's default).
 	Threads int
+	// Kernels is what the operators run (the worker's --kernels): vllm
+	// (vLLM's own kernels as the engine calls them), compiled (without
+	// vLLM: torch.compile of each op as vLLM writes it), eager (plain
+	// PyTorch) or auto ("": vllm when vLLM imports, else compiled).
+	Kernels string
+	// GraphTiming times KERNEL_ONLY shapes as CUDA-graph replays of the op
+	// (as vLLM's graph modes run it) instead of the profiler's kernel sums.
+	GraphTiming bool
 }
+
+// Kernel choices of the torch worker (TorchOptions.Kernels).
+const (
+	KernelsAuto     = "auto"
+	KernelsVLLM     = "vllm"
+	KernelsCompiled = "compiled"
+	KernelsEager    = "eager"
+)
 
 // Device kinds of the torch backend.
 const (
@@ -48,6 +64,7 @@ const helloTimeout = 3 * time.Minute
 type torchBackend struct {
 	python, script, device string
 	threads                int
+	kernels                string // --kernels of the worker; "" is its default (auto)
 	env                    []string
 	log                    io.Writer
 	name                   string // for messages: "worker 0"
@@ -78,6 +95,9 @@ func (b *torchBackend) start(ctx context.Context) error {
 	args := []string{"-u", b.script, "--device", b.device}
 	if b.threads > 0 {
 		args = append(args, "--threads", strconv.Itoa(b.threads))
+	}
+	if b.kernels != "" {
+		args = append(args, "--kernels", b.kernels)
 	}
 	cmd := exec.Command(b.python, args...)
 	cmd.Env = append(os.Environ(), b.env...)

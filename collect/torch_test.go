@@ -39,7 +39,7 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 	dir := t.TempDir()
 	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 2, EP: 4, DP: 2}})
 	o := Options{Plan: c, Out: dir, Backend: BackendTorch, Warmup: 1, Repeats: 2,
-		Torch: TorchOptions{DeviceKind: KindCPU, Python: py, Threads: 1}}
+		Torch: TorchOptions{DeviceKind: KindCPU, Python: py, Threads: 1, Kernels: KernelsEager}}
 	var log strings.Builder
 	o.Log = &log
 	sum, err := Run(context.Background(), o)
@@ -110,7 +110,7 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 		t.Errorf("issue costs: call %g ms, aten %g ms, layer %g ms", call, aten, layer)
 	}
 	meta, err := readMeta(sweep)
-	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Precision != "FP32" || meta.Device != deviceCPU {
+	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Environment["kernels"] != KernelsEager || meta.Precision != "FP32" || meta.Device != deviceCPU {
 		t.Errorf("yaml: %+v %v", meta, err)
 	}
 }

@@ -38,8 +38,23 @@ const (
 )
 
 // KernelOrigin is the origin of a kernel source (KernelOrigin* constants):
-// "" is unrecorded (a profiler's file that names none).
+// "" is unrecorded (a profiler's file that names none). A source of
+// several kernels joined by "+" (a projection and the norms timed with
+// it) has the origin of its least faithful part: plain PyTorch before
+// Inductor before vLLM's.
 func KernelOrigin(source string) string {
+	if parts := strings.Split(source, "+"); len(parts) > 1 {
+		origins := map[string]bool{}
+		for _, p := range parts {
+			origins[KernelOrigin(p)] = true
+		}
+		for _, o := range []string{KernelOriginTorch, KernelOriginInductor, KernelOriginUnrecorded, KernelOriginRoofline} {
+			if origins[o] {
+				return o
+			}
+		}
+		return KernelOriginVLLM
+	}
 	s := strings.TrimSpace(source)
 	switch {
 	case s == "":

@@ -15,6 +15,9 @@ func TestKernelOrigin(t *testing.T) {
 		{"vllm._C.rms_norm", KernelOriginVLLM},
 		{"torch.nn.functional.linear", KernelOriginVLLM}, // vLLM's unquantized linear calls it
 		{"vllm_flash_attn_fa3", KernelOriginVLLM},        // AIConfigurator's name
+		{"torch.nn.functional.linear+vllm._C.rms_norm", KernelOriginVLLM},
+		{"torch.nn.functional.linear+inductor:qk_norm", KernelOriginInductor},
+		{"torch.nn.functional.linear+torch:qk_norm", KernelOriginTorch},
 	} {
 		if got := KernelOrigin(c.source); got != c.class {
 			t.Errorf("KernelOrigin(%q) = %q, want %q", c.source, got, c.class)

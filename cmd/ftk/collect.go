@@ -58,6 +58,8 @@ Examples:
 			&cli.StringFlag{Name: "python", Usage: "torch backend: Python interpreter (default: the first of $FTK_PYTHON, python3, /usr/bin/python3 that imports torch)"},
 			&cli.IntSliceFlag{Name: "gpus", Usage: "torch backend: GPU indices, one worker each (default: all)"},
 			&cli.IntFlag{Name: "threads", Usage: "torch backend: CPU threads per worker (0: torch's default)"},
+			&cli.StringFlag{Name: "kernels", Value: collect.KernelsAuto, Usage: "torch backend: what the operators run: vllm (vLLM's kernels as the engine calls them), compiled (no vLLM: torch.compile of each op as vLLM writes it), eager (plain PyTorch), auto (vllm if it imports, else compiled); rows record it in kernel_source"},
+			&cli.BoolFlag{Name: "cuda-graph-timing", Usage: "torch backend: time KERNEL_ONLY shapes as CUDA-graph replays of the op (as graph modes run it) instead of the profiler's kernel sums"},
 			&cli.StringSliceFlag{Name: "measurements", Usage: "cuda_event, kernel_only (GPU and synthetic, default both) or cpu (torch on the CPU)"},
 			&cli.StringFlag{Name: "gating-context", Value: "both", Usage: "MoE gating context: prefill_hot, standalone or both"},
 			&cli.StringFlag{Name: "routing-path", Value: collect.RoutingStandard, Usage: "MoE routing path: standard_fused_topk, uniform_topk or both"},
@@ -200,6 +202,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	o.Torch = collect.TorchOptions{
 		Python: cmd.String("python"), DeviceKind: cmd.String("device-kind"), GPUs: cmd.IntSlice("gpus"),
 		LockClocks: cmd.Bool("lock-clocks"), ForceDevice: cmd.Bool("force-device"), Threads: cmd.Int("threads"),
+		Kernels: cmd.String("kernels"), GraphTiming: cmd.Bool("cuda-graph-timing"),
 	}
 	if _, err := collect.NewPlan(o.Plan); err != nil { // bad limits, distributions: the user's mistake
 		return o, usageError("%v", err)

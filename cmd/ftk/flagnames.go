@@ -44,6 +44,7 @@ var namedValues = map[string]func(string) error{
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
 	"device-kind":     oneOf(collect.KindCUDA, collect.KindCPU),
+	"kernels":         oneOf(collect.KernelsAuto, collect.KernelsVLLM, collect.KernelsCompiled, collect.KernelsEager),
 	"emit":            oneOf(batchjob.Slurm, batchjob.K8s),
 	"repeats":         oneOf(bundle.RepeatsAll, bundle.RepeatsMedian), // fit's (collect's --repeats is a count)
 	"workload":        checkWorkloadName,

@@ -35,6 +35,7 @@ ISSUE_BATCH = 32      # issues per repetition; the time reported is per issue
 BUSY_CYCLES = 20000000  # GPU spin kept ahead of the issues (about 10 ms)
 COLLECTIVES = {"all_reduce", "send_recv", "ep_dispatch", "ep_combine"}
 HOT_PREFIX = 20  # FFN-like GEMMs before a prefill_hot gating op
+KERNEL_MODES = ("auto", "vllm", "compiled", "eager")
 
 
 def log(msg):
@@ -74,8 +75,149 @@ def summarize(samples):
     }
 
 
+# --- the operators as vLLM's forward_native writes them ------------------
+# Without vLLM these run compiled by Inductor (the compiled graph modes)
+# or as they stand (eager). Written after vLLM's RMSNorm, SiluAndMul,
+# RotaryEmbedding (NeoX) and the KV-cache layout of its FlashAttention
+# backend (vllm/model_executor/layers/layernorm.py, activation.py,
+# rotary_embedding/base.py); not copied.
+EPS = 1e-6
+
+
+def _fused_add_rms_norm_native(x, residual, weight):
+    dtype = x.dtype
+    s = x.float() + residual.float()
+    residual = s.to(dtype)
+    s = s * (s.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
+    return s.to(dtype) * weight, residual
+
+
+def _rms_norm_native(x, weight):
+    xf = x.float()
+    return (xf * (xf.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()).to(x.dtype) * weight
+
+
+def _qk_norm_native(q, k, wq, wk):
+    return _rms_norm_native(q, wq), _rms_norm_native(k, wk)
+
+
+def _silu_and_mul_native(x):
+    d = x.shape[-1] // 2
+    import torch.nn.functional as F
+    return F.silu(x[..., :d]) * x[..., d:]
+
+
+def _rope_native(positions, q, k, cache):
+    """NeoX rotary embedding of q [T, qh*hd] and k [T, kvh*hd] from a
+    [max_pos, hd] cache of cos and sin halves."""
+    cs = cache.index_select(0, positions)
+    half = cs.shape[-1] // 2
+    cos, sin = cs[:, None, :half], cs[:, None, half:]
+
+    def rot(t):
+        t = t.view(t.shape[0], -1, 2 * half)
+        a, b = t[..., :half], t[..., half:]
+        import torch
+        return torch.cat((a * cos - b * sin, b * cos + a * sin), -1).flatten(1)
+    return rot(q), rot(k)
+
+
+def _kv_cache_write_native(k, v, kc, vc, slots):
+    kc.view(-1, kc.shape[-2], kc.shape[-1]).index_copy_(0, slots, k)
+    vc.view(-1, vc.shape[-2], vc.shape[-1]).index_copy_(0, slots, v)
+
+
+def _softmax_topk_native(logits, k):
+    import torch
+    p = torch.softmax(logits, -1)
+    w, ids = torch.topk(p, k, -1)
+    return w / w.sum(-1, keepdim=True), ids
+
+
+def _padded_experts(torch, xs, w1, w2, counts):
+    """The experts as two batched GEMMs (torch.bmm) over the active
+    experts, each expert's tokens padded to the busiest expert's count;
+    the gather and scatter indices are built once, outside the timed span."""
+    A, h, cmax = len(counts), xs.shape[1], max(counts)
+    pos = torch.cat([torch.arange(c, device=xs.device) + e * cmax for e, c in enumerate(counts)])
+    buf = torch.zeros(A * cmax, h, device=xs.device, dtype=xs.dtype)
+
+    def fn():
+        buf.index_copy_(0, pos, xs)
+        h1 = torch.bmm(buf.view(A, cmax, h), w1)
+        h2 = torch.bmm(_silu_and_mul_native(h1), w2)
+        return h2.view(A * cmax, -1).index_select(0, pos)
+    return fn
+
+
+class Built:
+    """An operator ready to time (see Worker.build)."""
+    __slots__ = ("fn", "pre", "impl", "source", "cold")
+
+    def __init__(self, fn, pre, impl, source, cold):
+        self.fn, self.pre, self.impl, self.source, self.cold = fn, pre, impl, source, cold
+
+
+# vLLM's operators the worker calls, where each lives (vLLM's source:
+# vllm/_custom_ops.py wraps the torch.ops._C / _C_cache_ops kernels;
+# SiluAndMul.forward_cuda calls torch.ops._C.silu_and_mul directly).
+VLLM_CUSTOM_OPS = ("rms_norm", "fused_add_rms_norm", "rotary_embedding", "reshape_and_cache_flash",
+                   "scaled_fp8_quant", "cutlass_scaled_mm")
+
+
+class VLLMOps:
+    """vLLM's kernels as the engine calls them, looked up once. ops maps
+    a name to its callable; names vLLM lacks (renamed or removed) are
+    absent, with why."""
+
+    def __init__(self, torch):
+        import vllm  # noqa: F401  the caller reports an ImportError
+        self.version = getattr(vllm, "__version__", None) or pkg_version("vllm")
+        self.ops, self.why = {}, {}
+        try:
+            import vllm._custom_ops as custom
+        except Exception as e:
+            custom = None
+            for n in VLLM_CUSTOM_OPS:
+                self.why[n] = "vllm._custom_ops: %s: %s" % (type(e).__name__, e)
+        for n in VLLM_CUSTOM_OPS:
+            if custom is not None:
+                self._add(n, lambda n=n: getattr(custom, n), "vllm._custom_ops." + n)
+        self._add("silu_and_mul", lambda: torch.ops._C.silu_and_mul, "torch.ops._C.silu_and_mul")
+
+        def moe(name):
+            import vllm.model_executor.layers.fused_moe as fm
+            return getattr(fm, name)
+        self._add("fused_experts", lambda: moe("fused_experts"), "vllm.model_executor.layers.fused_moe.fused_experts")
+        self._add("fused_topk", lambda: moe("fused_topk"), "vllm.model_executor.layers.fused_moe.fused_topk")
+
+        def align():
+            from vllm.model_executor.layers.fused_moe.moe_align_block_size import moe_align_block_size
+            return moe_align_block_size
+        self._add("moe_align_block_size", align, "vllm.model_executor.layers.fused_moe.moe_align_block_size")
+
+        def fa():
+            from vllm.vllm_flash_attn import flash_attn_varlen_func
+            return flash_attn_varlen_func
+        self._add("flash_attn_varlen_func", fa, "vllm.vllm_flash_attn.flash_attn_varlen_func")
+
+    def _add(self, name, get, where):
+        try:
+            fn = get()
+        except Exception as e:
+            self.why.setdefault(name, "%s: %s: %s" % (where, type(e).__name__, e))
+            return
+        if not callable(fn):
+            self.why[name] = where + " is not callable"
+            return
+        self.ops[name] = fn
+
+    def missing(self):
+        return sorted(n for n in self.why if n not in self.ops)
+
+
 class Worker:
-    def __init__(self, torch, device, threads):
+    def __init__(self, torch, device, threads, kernels="auto"):
         self.torch = torch
         if threads > 0:
             torch.set_num_threads(threads)
@@ -84,12 +226,48 @@ class Worker:
         if self.cuda:
             torch.cuda.set_device(self.device)
         self.dtype = torch.bfloat16 if self.cuda else torch.float32
+        self.init_kernels(kernels)
         self.group = None  # collectives: (world size, child processes)
         self.warned = set()
         # Weights are reused across requests (the plan walks token counts
         # of the same operators); least recently used ones go past a budget.
         self.weights = collections.OrderedDict()
         self.weight_budget = (8 if self.cuda else 2) << 30
+
+    def init_kernels(self, kernels):
+        """Which kernels the operators run (--kernels): vllm (vLLM's own,
+        as the engine calls them), compiled (without vLLM: torch.compile of
+        each element-wise op as vLLM writes it, as its compiled graph modes
+        fuse them), eager (plain PyTorch, only where asked); auto is vllm
+        when vLLM imports, else compiled where torch.compile exists."""
+        torch = self.torch
+        if kernels not in KERNEL_MODES:
+            raise ValueError("--kernels %r: want one of %s" % (kernels, ", ".join(KERNEL_MODES)))
+        self.vllm, self.vllm_error = None, None
+        if kernels in ("auto", "vllm"):
+            try:
+                self.vllm = VLLMOps(torch)
+            except Exception as e:
+                self.vllm_error = "%s: %s" % (type(e).__name__, e)
+                if kernels == "vllm":
+                    raise RuntimeError("--kernels vllm: vLLM does not import (%s)" % self.vllm_error)
+        self.can_compile = hasattr(torch, "compile") and hasattr(torch, "_dynamo")
+        if kernels == "compiled" and not self.can_compile:
+            raise RuntimeError("--kernels compiled needs torch.compile (PyTorch 2.0+); this is PyTorch %s" % torch.__version__)
+        if self.vllm is not None:
+            self.mode = "vllm"
+        elif kernels in ("auto", "compiled"):
+            self.mode = "compiled"
+            if not self.can_compile:
+                self.mode = "eager"
+                log("PyTorch %s has no torch.compile: element-wise ops are timed as plain PyTorch, not as vLLM's "
+                    "compiled graph modes fuse them (rows say torch:<op>)" % torch.__version__)
+        else:
+            self.mode = "eager"
+        if self.can_compile:
+            dyn = torch._dynamo.config
+            dyn.cache_size_limit = max(getattr(dyn, "cache_size_limit", 8), 64)
+        self.compiled_fns = {}
 
     def hello(self):
         t = self.torch
@@ -100,16 +278,22 @@ class Worker:
             "cuda": t.version.cuda, "cudnn": t.backends.cudnn.version() if self.cuda else None,
             "flashinfer": pkg_version("flashinfer-python", "flashinfer"), "vllm": pkg_version("vllm"),
             "threads": t.get_num_threads(), "dtype": str(self.dtype).replace("torch.", ""),
+            "kernels": self.mode, "vllm_error": self.vllm_error,
+            "vllm_ops_missing": self.vllm.missing() if self.vllm else None,
+            "vllm_version": self.vllm.version if self.vllm else None,
         }
 
     def rand(self, *shape, dtype=None):
-        return self.torch.randn(*shape, device=self.device, dtype=dtype or self.dtype) * 0.02
+        """Activations: unit scale, as after a norm (the bits toggled set a
+        GPU's power and clocks: N(0, 0.02) inputs ran an H200 GEMM 11%
+        faster)."""
+        return self.torch.randn(*shape, device=self.device, dtype=dtype or self.dtype)
 
     def weight(self, *shape):
         """A random weight tensor of this shape, cached between requests."""
         w = self.weights.pop(shape, None)
         if w is None:
-            w = self.rand(*shape)
+            w = self.rand(*shape) * 0.02  # weights: a trained layer's scale
             size = w.numel() * w.element_size()
             total = sum(t.numel() * t.element_size() for t in self.weights.values())
             while self.weights and total + size > self.weight_budget:
@@ -127,17 +311,20 @@ class Worker:
     def handle(self, req):
         op, sh, timing = req["op"], req["shape"], req["timing"]
         warmup, repeats = int(req.get("warmup", 0)), max(1, int(req.get("repeats", 1)))
-        if timing in ("cuda_event", "kernel_only") and not self.cuda:
+        if timing in ("cuda_event", "kernel_only", "cuda_graph") and not self.cuda:
             raise RuntimeError("timing %s needs a CUDA device; this worker runs on %s" % (timing, self.device))
         if op in COLLECTIVES:
             samples, impl = self.collective(op, sh, timing, warmup, repeats)
+            source = kernel_source(op, impl)
         elif op in ISSUE_OPS:
             samples, impl = self.issue(op, warmup, repeats)
+            source = kernel_source(op, impl)
         else:
-            fn, pre, impl, cold = self.build(op, sh)
-            samples = self.time(fn, pre, cold, timing, warmup, repeats)
+            b = self.build(op, sh)
+            samples = self.time(b.fn, b.pre, b.cold, timing, warmup, repeats)
+            impl, source = b.impl, b.source
         return {"id": req["id"], "ok": True, "stats": summarize(samples), "impl": impl,
-                "kernel_source": kernel_source(op, impl),
+                "kernel_source": source,
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}
 
     def sync(self):
@@ -168,6 +355,8 @@ class Worker:
             return [s.elapsed_time(e) for s, e in events]
         if timing == "kernel_only":
             return self.kernel_times(fn, pre, repeats)
+        if timing == "cuda_graph":
+            return self.graph_times(fn, pre, repeats)
         out = []
         for _ in range(repeats):
             if pre:
@@ -178,6 +367,36 @@ class Worker:
             self.sync()
             out.append((time.perf_counter_ns() - t0) / 1e6)
         return out
+
+    def graph_times(self, fn, pre, repeats):
+        """The op captured once in a CUDA graph (as vLLM's graph modes run
+        a step), each repetition one replay between CUDA events: kernel
+        time and the gaps inside the graph, no launch cost."""
+        torch = self.torch
+        cur = torch.cuda.current_stream(self.device)
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(cur)
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn()
+        cur.wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(g):
+                fn()
+        except Exception as e:
+            raise RuntimeError("the op cannot be captured in a CUDA graph (%s: %s): time it with cuda_event or kernel_only" % (type(e).__name__, e))
+        g.replay()
+        self.sync()
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
+        for start, end in events:
+            if pre:
+                pre()
+            start.record()
+            g.replay()
+            end.record()
+        self.sync()
+        return [s.elapsed_time(e) for s, e in events]
 
     def kernel_times(self, fn, pre, repeats):
         """Sum of GPU kernel durations per repetition, from the profiler:
@@ -208,56 +427,212 @@ class Worker:
         return [total / 1e3 / repeats] * repeats
 
     # --- operators --------------------------------------------------------
+    # Each builder returns Built(fn, pre, impl, source, cold): fn runs the
+    # operator once; source is its kernel_source (docs/formats.md): the
+    # vLLM kernel or call ("vllm._C.rms_norm", "torch.nn.functional.linear"),
+    # "inductor:<op>" for torch.compile of the op as vLLM writes it, or
+    # "torch:<op>" for plain eager PyTorch.
     def build(self, op, sh):
-        """Returns (fn, pre, impl, cold): fn runs the operator once."""
-        torch = self.torch
-        F = torch.nn.functional
         T = max(1, int(sh.get("tokens", 1)))
         if op in HOST_OPS:
-            return self.host_op(op, sh) + (False,)
+            fn, pre, impl = self.host_op(op, sh)
+            return Built(fn, pre, impl, "torch:" + op, False)
         if op in GEMM_OPS:
-            k, n = int(sh["k"]), int(sh["n"])
-            x, w = self.rand(T, k), self.weight(k, n)
-            pre, cold = None, False
-            if op == "moe_gating_linear":
-                pre, cold = self.gating_context(sh, T)
-            return (lambda: torch.matmul(x, w)), pre, "torch_plain", cold
+            return self.gemm(op, sh, T)
         if op in NORM_OPS:
-            h = int(sh["width"])
-            x, g = self.rand(T, h), self.rand(h) + 1
-
-            def rmsnorm():
-                xf = x.float()
-                return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * g
-            return rmsnorm, None, "torch_plain", False
+            return self.norm(op, sh, T)
         if op in ACT_OPS:
-            w = int(sh["width"])
-            x = self.rand(T, 2 * w)
-            return (lambda: F.silu(x[:, :w]) * x[:, w:]), None, "torch_plain", False
+            return self.act(op, sh, T)
         if op == "add":
             a, b = self.rand(T, int(sh["width"])), self.rand(T, int(sh["width"]))
-            return (lambda: a + b), None, "torch_plain", False
+            return Built(lambda: a + b, None, "torch_plain", "torch:add", False)
         if op == "emb":
+            F = self.torch.nn.functional
             table = self.weight(max(1, int(sh["vocab"])), int(sh["width"]))
-            ids = torch.randint(0, table.shape[0], (T,), device=self.device)
-            return (lambda: F.embedding(ids, table)), None, "torch_plain", False
+            ids = self.torch.randint(0, table.shape[0], (T,), device=self.device)
+            # vLLM's VocabParallelEmbedding looks rows up with F.embedding.
+            return Built(lambda: F.embedding(ids, table), None, "torch_embedding", "torch.nn.functional.embedding", False)
         if op == "attn_rope":
-            return self.rope(sh, T) + (False,)
-        if op in ("attn_input_reshape", "attn_kv_cache_save", "attn_output_reshape"):
-            return self.attn_token_op(op, sh, T) + (False,)
-        if op == "attn_prefill":
-            return self.attn_prefill(sh) + (False,)
-        if op == "attn_decode":
-            return self.attn_decode(sh) + (False,)
+            return self.rope(sh, T)
+        if op == "attn_kv_cache_save":
+            return self.kv_cache_save(sh, T)
+        if op in ("attn_input_reshape", "attn_output_reshape"):
+            return self.attn_reshape(op, sh, T)
+        if op in ("attn_prefill", "attn_decode"):
+            return self.attention(op, sh)
         if op == "moe_gating_routing_topk":
-            fn, impl = self.routing(sh, T)
+            fn, impl, source = self.routing(sh, T)
             pre, cold = self.gating_context(sh, T)
-            return fn, pre, impl, cold
+            return Built(fn, pre, impl, source, cold)
         if op == "moe_shuffling":
-            return self.shuffling(sh, T) + (False,)
+            return self.shuffling(sh, T)
         if op == "moe_grouped_gemm":
-            return self.grouped_gemm(sh) + (False,)
+            return self.grouped_gemm(sh)
         raise ValueError("unknown operator %r" % op)
+
+    def elementwise(self, op, name, native, args):
+        """An element-wise op without vLLM: torch.compile (Inductor) of
+        native, the op as vLLM's forward_native writes it, in the compiled
+        modes; native itself in eager mode or where compiling fails."""
+        if self.mode == "eager" or not self.can_compile:
+            return Built(lambda: native(*args), None, "torch_plain", "torch:" + name, False)
+        fn = self.compiled(name, native)
+        try:
+            for a in args:
+                if hasattr(a, "dim") and a.dim() > 0 and a.shape[0] > 1:
+                    self.torch._dynamo.mark_dynamic(a, 0)  # num_tokens is symbolic, as vLLM compiles it
+            fn(*args)
+        except Exception as e:
+            self.warn_once("compile:" + name, "torch.compile of %s failed (%s: %s): timed as plain PyTorch" % (name, type(e).__name__, e))
+            return Built(lambda: native(*args), None, "torch_plain", "torch:" + name, False)
+        return Built(lambda: fn(*args), None, "torch_compile", "inductor:" + name, False)
+
+    def compiled(self, name, native):
+        fn = self.compiled_fns.get(name)
+        if fn is None:
+            fn = self.compiled_fns[name] = self.torch.compile(native)
+        return fn
+
+    def vllm_op(self, name):
+        """vLLM's op of that name, or None (not in vllm mode, or missing:
+        the hello lists missing ops and each is warned once)."""
+        if self.vllm is None:
+            return None
+        fn = self.vllm.ops.get(name)
+        if fn is None:
+            self.warn_once("vllm:" + name, "vLLM has no %s (%s): that operator falls back to %s" % (
+                name, self.vllm.why.get(name, "missing"), "torch.compile" if self.can_compile and self.mode != "eager" else "plain PyTorch"))
+        return fn
+
+    def gemm(self, op, sh, T):
+        """A linear layer as vLLM's UnquantizedLinearMethod runs it
+        (F.linear on a [n, k] weight); FP8 weights (elem_bytes 1) through
+        vLLM's scaled_fp8_quant + cutlass_scaled_mm, else torch._scaled_mm
+        on a GPU. Qwen3's Q/K norms are timed inside attn_pre_proj (the
+        column's meaning on every backend: docs/formats.md)."""
+        torch = self.torch
+        F = torch.nn.functional
+        k, n = int(sh["k"]), int(sh["n"])
+        x, w = self.rand(T, k), self.weight(n, k)
+        pre, cold = None, False
+        if op == "moe_gating_linear":
+            pre, cold = self.gating_context(sh, T)
+        fn, impl, source = (lambda: F.linear(x, w)), "torch_linear", "torch.nn.functional.linear"
+        if int(sh.get("elem_bytes") or 2) == 1:
+            fn, impl, source = self.fp8_gemm(x, w, fn, impl, source)
+        if op == "attn_pre_proj" and sh.get("qk_norm"):
+            fn, impl, source = self.with_qk_norm(sh, T, fn, impl, source)
+        return Built(fn, pre, impl, source, cold)
+
+    def fp8_gemm(self, x, w, fn, impl, source):
+        torch = self.torch
+        quant, mm = self.vllm_op("scaled_fp8_quant"), self.vllm_op("cutlass_scaled_mm")
+        if quant is not None and mm is not None:
+            wq, ws = quant(w)
+            b = wq.t()  # [k, n], column-major as cutlass_scaled_mm takes it
+
+            def run():
+                a, s = quant(x)
+                return mm(a, b, s, ws, x.dtype)
+            return run, "vllm_cutlass_scaled_mm", "vllm._custom_ops.cutlass_scaled_mm"
+        if self.cuda and hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn"):
+            f8 = torch.float8_e4m3fn
+            wq = w.to(f8).t()
+            one = torch.ones((), device=self.device, dtype=torch.float32)
+
+            def run():
+                return torch._scaled_mm(x.to(f8), wq, scale_a=one, scale_b=one, out_dtype=x.dtype)
+            return run, "torch_scaled_mm", "torch._scaled_mm"
+        self.warn_once("fp8", "no FP8 GEMM here (vLLM's cutlass_scaled_mm or torch._scaled_mm on a GPU): FP8 linears timed in %s" % self.dtype)
+        return fn, impl, source
+
+    def with_qk_norm(self, sh, T, gemm, impl, source):
+        """The QKV projection followed by Qwen3's per-head RMSNorms of q and
+        k (vLLM: self.q_norm / self.k_norm on [tokens * heads, head_dim])."""
+        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
+        q, k = self.rand(T * qh, hd), self.rand(T * kvh, hd)
+        wq, wk = self.rand(hd) * 0.1 + 1, self.rand(hd) * 0.1 + 1
+        norm = self.vllm_op("rms_norm")
+        if norm is not None:
+            oq, ok = self.torch.empty_like(q), self.torch.empty_like(k)
+
+            def run():
+                gemm()
+                norm(oq, q, wq, EPS)
+                norm(ok, k, wk, EPS)
+            return run, impl + "+vllm_rms_norm", source + "+vllm._C.rms_norm"
+        b = self.elementwise("attn_pre_proj", "qk_norm", _qk_norm_native, (q, k, wq, wk))
+
+        def run():
+            gemm()
+            b.fn()
+        return run, impl + "+" + b.impl, source + "+" + b.source
+
+    def norm(self, op, sh, T):
+        """RMSNorm as inside a decoder layer: vLLM fuses the residual add
+        into it (fused_add_rms_norm, in place) for every norm but the first
+        layer's input norm."""
+        h = int(sh["width"])
+        x, res, g = self.rand(T, h), self.rand(T, h), self.rand(h) * 0.1 + 1
+        fused = self.vllm_op("fused_add_rms_norm")
+        if fused is not None:
+            return Built(lambda: fused(x, res, g, EPS), None, "vllm_fused_add_rms_norm", "vllm._C.fused_add_rms_norm", False)
+        return self.elementwise(op, "fused_add_rms_norm", _fused_add_rms_norm_native, (x, res, g))
+
+    def act(self, op, sh, T):
+        w = int(sh["width"])
+        x = self.rand(T, 2 * w)
+        silu = self.vllm_op("silu_and_mul")
+        if silu is not None:
+            out = self.torch.empty(T, w, device=self.device, dtype=self.dtype)
+            return Built(lambda: silu(out, x), None, "vllm_silu_and_mul", "vllm._C.silu_and_mul", False)
+        return self.elementwise(op, "silu_and_mul", _silu_and_mul_native, (x,))
+
+    def rope(self, sh, T):
+        """Rotary embedding of q and k in place (NeoX style, vLLM's
+        rotary_embedding custom op on [tokens, heads * head_dim]). Qwen3's
+        Q/K norms are not here: they count in attn_pre_proj."""
+        torch = self.torch
+        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
+        q, k = self.rand(T, qh * hd), self.rand(T, kvh * hd)
+        max_pos = max(T, 4096)
+        pos = torch.arange(T, device=self.device, dtype=torch.int64)
+        inv = 1.0 / (1e6 ** (torch.arange(0, hd, 2, device=self.device, dtype=torch.float32) / hd))
+        ang = torch.outer(torch.arange(max_pos, device=self.device, dtype=torch.float32), inv)
+        cache = torch.cat((ang.cos(), ang.sin()), -1).to(self.dtype)  # [max_pos, head_dim]
+        rot = self.vllm_op("rotary_embedding")
+        if rot is not None:
+            return Built(lambda: rot(pos, q, k, hd, cache, True), None, "vllm_rotary_embedding", "vllm._C.rotary_embedding", False)
+        return self.elementwise("attn_rope", "rotary_embedding", _rope_native, (pos, q, k, cache))
+
+    def kv_cache_save(self, sh, T):
+        """The KV-cache write into paged blocks [blocks, block_size,
+        kv_heads, head_dim] at scattered slots: vLLM's
+        reshape_and_cache_flash (it runs inside the attention op, so
+        compiled modes run it too)."""
+        torch = self.torch
+        kvh, hd = int(sh["kv_heads"]), int(sh["head_dim"])
+        bs = int(sh.get("block_size") or 16)
+        blocks = (T + bs - 1) // bs + 4
+        k, v = self.rand(T, kvh, hd), self.rand(T, kvh, hd)
+        kc, vc = self.rand(blocks, bs, kvh, hd), self.rand(blocks, bs, kvh, hd)
+        slots = torch.randperm(blocks * bs, device=self.device)[:T].to(torch.int64)
+        save = self.vllm_op("reshape_and_cache_flash")
+        if save is not None:
+            one = torch.ones((), device=self.device, dtype=torch.float32)
+            return Built(lambda: save(k, v, kc, vc, slots, "auto", one, one), None, "vllm_reshape_and_cache_flash",
+                         "vllm._C_cache_ops.reshape_and_cache_flash", False)
+        return self.elementwise("attn_kv_cache_save", "kv_cache_write", _kv_cache_write_native, (k, v, kc, vc, slots))
+
+    def attn_reshape(self, op, sh, T):
+        torch = self.torch
+        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
+        if op == "attn_input_reshape":
+            qkv = self.rand(T, (qh + 2 * kvh) * hd)
+            sizes = [qh * hd, kvh * hd, kvh * hd]
+            return Built(lambda: [t.reshape(T, -1, hd).contiguous() for t in qkv.split(sizes, -1)], None, "torch_plain", "torch:" + op, False)
+        out = self.rand(qh, T, hd)  # head-major, as attention kernels leave it
+        return Built(lambda: out.transpose(0, 1).reshape(T, qh * hd).contiguous(), None, "torch_plain", "torch:" + op, False)
 
     def gating_context(self, sh, T):
         """prefill_hot: run FFN-like GEMMs first, as inside a forward pass;
@@ -266,65 +641,62 @@ class Worker:
             return None, True
         h = int(sh["hidden"])
         x, w = self.rand(T, h), self.weight(h, h)
+        F = self.torch.nn.functional
 
         def prefix():
             for _ in range(HOT_PREFIX):
-                self.torch.matmul(x, w)
+                F.linear(x, w)
         return prefix, False
 
-    def rope(self, sh, T):
-        torch = self.torch
+    # --- attention ------------------------------------------------------------
+    def attention(self, op, sh):
+        """Paged attention of the batch: vLLM's FlashAttention backend
+        (vllm.vllm_flash_attn.flash_attn_varlen_func on the block table),
+        else FlashInfer, else plain PyTorch."""
         qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
-        q, k = self.rand(T, qh, hd), self.rand(T, kvh, hd)
-        half = hd // 2
-        pos = torch.arange(T, device=self.device, dtype=torch.float32)
-        inv = 1.0 / (1e6 ** (torch.arange(half, device=self.device, dtype=torch.float32) / half))
-        ang = torch.outer(pos, inv)
-        cos, sin = ang.cos().to(self.dtype)[:, None, :], ang.sin().to(self.dtype)[:, None, :]
-        qk_norm = bool(sh.get("qk_norm"))
-
-        def norm(t):
-            tf = t.float()
-            return (tf * torch.rsqrt(tf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(t.dtype)
-
-        def rot(t):
-            a, b = t[..., :half], t[..., half:]
-            return torch.cat((a * cos - b * sin, b * cos + a * sin), -1)
-
-        def fn():
-            qq, kk = (norm(q), norm(k)) if qk_norm else (q, k)
-            return rot(qq), rot(kk)
-        return fn, None, "torch_plain"
-
-    def attn_token_op(self, op, sh, T):
-        torch = self.torch
-        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
-        if op == "attn_input_reshape":
-            qkv = self.rand(T, (qh + 2 * kvh) * hd)
-            sizes = [qh * hd, kvh * hd, kvh * hd]
-            return (lambda: [t.reshape(T, -1, hd).contiguous() for t in qkv.split(sizes, -1)]), None, "torch_plain"
-        if op == "attn_kv_cache_save":
-            k, v = self.rand(T, kvh, hd), self.rand(T, kvh, hd)
-            slots = T + 64
-            kc, vc = self.rand(slots, kvh, hd), self.rand(slots, kvh, hd)
-            idx = torch.randperm(slots, device=self.device)[:T]
-
-            def save():
-                kc.index_copy_(0, idx, k)
-                vc.index_copy_(0, idx, v)
-            return save, None, "torch_plain"
-        out = self.rand(qh, T, hd)  # head-major, as attention kernels leave it
-        return (lambda: out.transpose(0, 1).reshape(T, qh * hd).contiguous()), None, "torch_plain"
-
-    def attn_prefill(self, sh):
-        chunks = [int(c) for c in sh["prefill_chunks"]]
-        ctxs = [int(c) for c in sh["prefill_contexts"]]
+        if op == "attn_prefill":
+            chunks = [int(c) for c in sh["prefill_chunks"]]
+            ctxs = [int(c) for c in sh["prefill_contexts"]]
+        else:
+            ctxs = [int(c) for c in sh["decode_contexts"]]
+            chunks = None
+        fa = self.vllm_op("flash_attn_varlen_func")
+        if fa is not None:
+            return self.vllm_flash_attention(fa, sh, qh, kvh, hd, chunks, ctxs)
         if self.cuda:
-            r = self.flashinfer_attention(sh, chunks, ctxs, None)
+            r = self.flashinfer_attention(sh, chunks, ctxs if chunks is not None else None, ctxs if chunks is None else None)
             if r:
-                return r
+                return Built(r[0], None, r[2], "flashinfer", False)
+        if chunks is not None:
+            return Built(self.plain_prefill(qh, kvh, hd, chunks, ctxs), None, "torch_plain", "torch:attn_prefill", False)
+        return Built(self.plain_decode(qh, kvh, hd, ctxs), None, "torch_plain", "torch:attn_decode", False)
+
+    def vllm_flash_attention(self, fa, sh, qh, kvh, hd, chunks, ctxs):
         torch = self.torch
-        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
+        bs = int(sh.get("block_size") or 16)
+        if chunks is None:  # decode: one new token on top of each context
+            qlens, kvlens = [1] * len(ctxs), list(ctxs)
+        else:
+            qlens, kvlens = chunks, [k + c for c, k in zip(chunks, ctxs)]
+        nblk = [(n + bs - 1) // bs for n in kvlens]
+        table = torch.zeros(len(qlens), max(nblk), dtype=torch.int32, device=self.device)
+        start = 0
+        for i, nb in enumerate(nblk):
+            table[i, :nb] = torch.arange(start, start + nb, dtype=torch.int32, device=self.device)
+            start += nb
+        kc, vc = self.rand(start, bs, kvh, hd), self.rand(start, bs, kvh, hd)
+        q = self.rand(sum(qlens), qh, hd)
+        out = torch.empty_like(q)
+        cu_q = torch.tensor([0] + list(_cumsum(qlens)), dtype=torch.int32, device=self.device)
+        used = torch.tensor(kvlens, dtype=torch.int32, device=self.device)
+        scale = 1.0 / math.sqrt(hd)
+        mq, mk = max(qlens), max(kvlens)
+        fn = lambda: fa(q, kc, vc, max_seqlen_q=mq, cu_seqlens_q=cu_q, max_seqlen_k=mk, seqused_k=used,
+                        softmax_scale=scale, causal=True, block_table=table, out=out)
+        return Built(fn, None, "vllm_flash_attn", "vllm.vllm_flash_attn.flash_attn_varlen_func", False)
+
+    def plain_prefill(self, qh, kvh, hd, chunks, ctxs):
+        torch = self.torch
         g, scale = qh // kvh, 1.0 / math.sqrt(hd)
         seqs = []
         for c, k in zip(chunks, ctxs):
@@ -343,16 +715,10 @@ class Worker:
                 p = torch.softmax(s, -1).to(self.dtype)
                 outs.append(torch.einsum("kgcl,lkd->ckgd", p, vv))
             return outs
-        return fn, None, "torch_plain"
+        return fn
 
-    def attn_decode(self, sh):
+    def plain_decode(self, qh, kvh, hd, ctxs):
         torch = self.torch
-        ctxs = [int(c) for c in sh["decode_contexts"]]
-        if self.cuda:
-            r = self.flashinfer_attention(sh, None, None, ctxs)
-            if r:
-                return r
-        qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
         g, scale = qh // kvh, 1.0 / math.sqrt(hd)
         b, L = len(ctxs), max(ctxs)
         q = self.rand(b, kvh, g, hd)
@@ -367,48 +733,13 @@ class Worker:
                 s = s.masked_fill(pad, float("-inf"))
             p = torch.softmax(s, -1).to(self.dtype)
             return torch.matmul(p, vc)
-        return fn, None, "torch_plain"
+        return fn
 
     def flashinfer_attention(self, sh, chunks, ctxs, decode_ctxs):
         """FlashInfer paged attention when importable; None to fall back."""
         try:
             import flashinfer
         except Exception:
-            return None
-        torch = self.torch
-        try:
-            qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
-            ps = int(sh.get("block_size") or 16)
-            lens = [k + c for c, k in zip(chunks, ctxs)] if chunks is not None else decode_ctxs
-            pages = [(n + ps - 1) // ps for n in lens]
-            indptr = torch.tensor([0] + list(_cumsum(pages)), dtype=torch.int32, device=self.device)
-            indices = torch.arange(sum(pages), dtype=torch.int32, device=self.device)
-            last = torch.tensor([n - (p - 1) * ps for n, p in zip(lens, pages)], dtype=torch.int32, device=self.device)
-            cache = self.rand(sum(pages), 2, ps, kvh, hd)
-            ws = torch.empty(256 << 20, dtype=torch.uint8, device=self.device)
-            if chunks is not None:
-                qo = torch.tensor([0] + list(_cumsum(chunks)), dtype=torch.int32, device=self.device)
-                q = self.rand(sum(chunks), qh, hd)
-                w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(ws, "NHD")
-                if hasattr(w, "plan"):
-                    w.plan(qo, indptr, indices, last, qh, kvh, hd, ps, causal=True, q_data_type=self.dtype)
-                    fn = lambda: w.run(q, cache)
-                else:
-                    w.begin_forward(qo, indptr, indices, last, qh, kvh, hd, ps)
-                    fn = lambda: w.forward(q, cache, causal=True)
-            else:
-                q = self.rand(len(lens), qh, hd)
-                w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD")
-                if hasattr(w, "plan"):
-                    w.plan(indptr, indices, last, qh, kvh, hd, ps, q_data_type=self.dtype, kv_data_type=self.dtype)
-                    fn = lambda: w.run(q, cache)
-                else:
-                    w.begin_forward(indptr, indices, last, qh, kvh, hd, ps, data_type=self.dtype)
-                    fn = lambda: w.forward(q, cache)
-            fn()
-            return fn, None, "flashinfer"
-        except Exception as e:
-            self.warn_once("flashinfer", "FlashInfer failed (%s: %s): using plain PyTorch attention" % (type(e).__name__, e))
             return None
 
     # --- MoE ----------------------------------------------------------------
@@ -418,81 +749,84 @@ class Worker:
         if sh.get("routing_path") == "uniform_topk":
             base = torch.arange(T, device=self.device)[:, None] * k + torch.arange(k, device=self.device)[None, :]
             wt = torch.full((T, k), 1.0 / k, device=self.device)
-            return (lambda: (base % E, wt.clone())), "torch_plain"
-        logits = self.rand(T, E, dtype=self.torch.float32)
-
-        def fn():
-            p = torch.softmax(logits, -1)
-            w, ids = torch.topk(p, k, -1)
-            return w / w.sum(-1, keepdim=True), ids
-        return fn, "torch_plain"
+            return (lambda: (base % E, wt.clone())), "torch_plain", "torch:uniform_topk"
+        logits = self.rand(T, E, dtype=torch.float32)
+        topk = self.vllm_op("fused_topk")
+        if topk is not None:
+            x = self.rand(T, int(sh["hidden"]))
+            return (lambda: topk(x, logits, k, True)), "vllm_fused_topk", "vllm.fused_topk"
+        b = self.elementwise("moe_gating_routing_topk", "softmax_topk", _softmax_topk_native, (logits, k))
+        return b.fn, b.impl, b.source
 
     def shuffling(self, sh, T):
+        """Sorting the routed tokens by expert: vLLM's moe_align_block_size
+        (what its fused MoE runs before the expert GEMMs), else an argsort
+        and gather in PyTorch."""
         torch = self.torch
         E, k, h = int(sh["num_experts"]), int(sh["top_k"]), int(sh["hidden"])
-        ids = ((torch.arange(T, device=self.device)[:, None] * k + torch.arange(k, device=self.device)[None, :]) % E).flatten()
+        ids2 = (torch.arange(T, device=self.device)[:, None] * k + torch.arange(k, device=self.device)[None, :]) % E
+        align = self.vllm_op("moe_align_block_size")
+        if align is not None:
+            ids32 = ids2.to(torch.int32)
+            return Built(lambda: align(ids32, 64, E), None, "vllm_moe_align_block_size", "vllm.moe_align_block_size", False)
+        ids = ids2.flatten()
         x = self.rand(T, h)
 
         def fn():
             order = torch.argsort(ids)
             return x.index_select(0, order // k)
-        return fn, None, "torch_plain"
+        return Built(fn, None, "torch_plain", "torch:moe_shuffling", False)
 
     def grouped_gemm(self, sh):
+        """This rank's experts on their routed tokens (up GEMM, SiLU-and-mul,
+        down GEMM): vLLM's fused_experts (its Triton kernel with the tuned
+        config for this shape and device), else one batched GEMM over the
+        experts: torch._grouped_mm where it exists, else torch.bmm on the
+        active experts padded to the busiest one. Never a loop over
+        experts."""
         torch = self.torch
-        F = torch.nn.functional
         counts = [int(c) for c in sh["expert_counts"]]
         h, w, L = int(sh["k"]), int(sh["expert_width"]), len(counts)
-        R = max(1, sum(counts))
+        fused = self.vllm_op("fused_experts")
+        if fused is not None:
+            # vLLM's layout: w1 [E, 2N, K], w2 [E, K, N].
+            return self.vllm_fused_moe(fused, sh, counts, self.weight(L, 2 * w, h), self.weight(L, h, w))
         w1, w2 = self.weight(L, h, 2 * w), self.weight(L, w, h)
-        if self.cuda:
-            r = self.vllm_fused_moe(sh, counts, w1, w2)
-            if r:
-                return r
+        active = [e for e, c in enumerate(counts) if c > 0]
+        if not active:
+            return Built(lambda: None, None, "torch_plain", "torch:grouped_gemm_empty", False)
+        idx = torch.tensor(active, device=self.device)
+        aw1, aw2 = w1.index_select(0, idx), w2.index_select(0, idx)  # outside the timed span
+        cs = [counts[e] for e in active]
+        R = sum(cs)
         xs = self.rand(R, h)
-        out = torch.empty_like(xs)
-        segs, off = [], 0
-        for e, c in enumerate(counts):
-            if c > 0:
-                segs.append((e, off, off + c))
-                off += c
+        if self.cuda and hasattr(torch, "_grouped_mm"):
+            offs = torch.tensor(list(_cumsum(cs)), dtype=torch.int32, device=self.device)
+            try:
+                def gmm():
+                    h1 = torch._grouped_mm(xs, aw1, offs=offs)
+                    return torch._grouped_mm(_silu_and_mul_native(h1), aw2, offs=offs)
+                gmm()
+                return Built(gmm, None, "torch_grouped_mm", "torch:_grouped_mm", False)
+            except Exception as e:
+                self.warn_once("grouped_mm", "torch._grouped_mm failed (%s: %s): experts timed as a padded torch.bmm" % (type(e).__name__, e))
+        return Built(_padded_experts(torch, xs, aw1, aw2, cs), None, "torch_bmm_padded", "torch:bmm_padded_experts", False)
 
-        def fn():
-            for e, a, b in segs:
-                h1 = torch.matmul(xs[a:b], w1[e])
-                act = F.silu(h1[:, :w]) * h1[:, w:]
-                out[a:b] = torch.matmul(act, w2[e])
-            return out
-        return fn, None, "torch_plain"
-
-    def vllm_fused_moe(self, sh, counts, w1, w2):
-        """vLLM's fused MoE kernel on this rank's experts, when importable;
-        None to fall back."""
-        try:
-            from vllm.model_executor.layers.fused_moe import fused_experts
-        except Exception:
-            return None
+    def vllm_fused_moe(self, fused, sh, counts, W1, W2):
         torch = self.torch
-        try:
-            T, E, k = int(sh["tokens"]), int(sh["num_experts"]), int(sh["top_k"])
-            L = len(counts)
-            ids = _assign(counts, T, k, E)  # [T][k] global ids, local experts first
-            topk_ids = torch.tensor(ids, dtype=torch.int32, device=self.device)
-            topk_w = torch.full((T, k), 1.0 / k, dtype=torch.float32, device=self.device)
-            x = self.rand(T, int(sh["k"]))
-            # vLLM layout: w1 [E, 2N, K], w2 [E, K, N]
-            W1, W2 = w1.transpose(1, 2).contiguous(), w2.transpose(1, 2).contiguous()
+        T, E, k = int(sh["tokens"]), int(sh["num_experts"]), int(sh["top_k"])
+        L = len(counts)
+        ids = _assign(counts, T, k, E)  # [T][k] global ids, local experts first
+        topk_ids = torch.tensor(ids, dtype=torch.int32, device=self.device)
+        topk_w = torch.full((T, k), 1.0 / k, dtype=torch.float32, device=self.device)
+        x = self.rand(T, int(sh["k"]))
+        if L == E:
+            fn = lambda: fused(x, W1, W2, topk_w, topk_ids)
+        else:
             emap = torch.full((E,), -1, dtype=torch.int32, device=self.device)
             emap[:L] = torch.arange(L, dtype=torch.int32, device=self.device)
-            if L == E:
-                fn = lambda: fused_experts(x, W1, W2, topk_w, topk_ids)
-            else:
-                fn = lambda: fused_experts(x, W1, W2, topk_w, topk_ids, global_num_experts=E, expert_map=emap)
-            fn()
-            return fn, None, "vllm_fused_moe"
-        except Exception as e:
-            self.warn_once("vllm", "vLLM fused MoE failed (%s: %s): using plain PyTorch experts" % (type(e).__name__, e))
-            return None
+            fn = lambda: fused(x, W1, W2, topk_w, topk_ids, global_num_experts=E, expert_map=emap)
+        return Built(fn, None, "vllm_fused_moe", "vllm.fused_experts", False)
 
     # --- host -------------------------------------------------------------
     def host_op(self, op, sh):
@@ -918,6 +1252,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--device", default="cpu", help="cpu or cuda:N")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--kernels", default="auto", choices=KERNEL_MODES,
+                    help="vllm: vLLM's kernels; compiled: torch.compile of each op as vLLM writes it; eager: plain PyTorch; auto: vllm if it imports, else compiled")
     args = ap.parse_args()
     # The protocol owns the real stdout; anything else printed goes to stderr.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -930,7 +1266,7 @@ def main():
 
     try:
         import torch
-        worker = Worker(torch, args.device, args.threads)
+        worker = Worker(torch, args.device, args.threads, args.kernels)
     except Exception as e:
         send({"hello": "ftk-worker", "protocol": PROTOCOL, "ok": False, "error": "%s: %s" % (type(e).__name__, e)})
         return 2
