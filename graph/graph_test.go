@@ -118,7 +118,7 @@ func TestSimulateAndValidateDeps(t *testing.T) {
 // imports a stage or cmd.
 func TestArtifactsBelowStages(t *testing.T) {
 	r := root(t)
-	for _, pkg := range []string{"spec", "atomicfile", "profilecsv", "dataset", "bundle", "runresult", "cost", "kerneldb"} {
+	for _, pkg := range []string{"spec", "atomicfile", "profilecsv", "dataset", "bundle", "runresult", "cost", "kerneldb", "publicrun"} {
 		for imp := range deps(t, r, pkg) {
 			rel, ok := strings.CutPrefix(imp, module)
 			if ok && (slices.Contains(stages, rel) || strings.HasPrefix(rel, "cmd/")) {

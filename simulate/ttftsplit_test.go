@@ -93,14 +93,9 @@ func splitTTFT(rows []runresult.RequestMetrics, steps []StepRecord, async bool) 
 // regression guard a few points beyond today's error (README.md, "Where
 // TTFT comes from": ftk's prefill-heavy steps are priced 1.3-1.5x fast).
 func TestTTFTSplitAgainstServerMetrics(t *testing.T) {
-	var p publicPoint
-	for _, q := range publicPoints {
-		if q.name == "#45709 eager" {
-			p = q
-		}
-	}
-	_, sink, log := runPublicPoint(t, p.config(), p)
-	got := splitTTFT(sink.rows, log.steps, p.async)
+	p := publicRunNamed(t, "#45709 eager")
+	_, sink, log := replayRun(t, runConfig(p), p)
+	got := splitTTFT(sink.rows, log.steps, p.Setup.AsyncScheduling)
 	const toSchedulerMs, queueMs, prefillMs, ttftMs = 492.94 - 73.55 - 345.85, 73.55, 345.85, 492.94
 	t.Logf("#45709 eager, mean over %d requests: to scheduler %.1f ms (vLLM %.1f), queue %.1f ms (%.1f), scheduled to first token %.1f ms (%.1f), TTFT %.1f ms (%.1f)",
 		len(sink.rows), got.ToSchedulerMs, toSchedulerMs, got.QueueMs, queueMs, got.PrefillMs, prefillMs, got.TTFTMs, ttftMs)

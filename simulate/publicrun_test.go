@@ -1,0 +1,185 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ftk-dev/ftk/datasets"
+	"github.com/ftk-dev/ftk/publicrun"
+	"github.com/ftk-dev/ftk/runresult"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// validationDoc is the page TestPublicRuns writes (make validation) and
+// keeps current.
+const validationDoc = "../docs/validation.md"
+
+// publicRuns are the records of publicrun, every one.
+func publicRuns(t *testing.T) []publicrun.Run {
+	t.Helper()
+	runs, err := publicrun.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// publicRunNamed is the record called name.
+func publicRunNamed(t *testing.T, name string) publicrun.Run {
+	t.Helper()
+	for _, r := range publicRuns(t) {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no public run named %q in publicrun/runs", name)
+	return publicrun.Run{}
+}
+
+// runConfig is the configuration r is replayed with: vLLM's defaults
+// otherwise.
+func runConfig(r publicrun.Run) runresult.Config {
+	s := r.Setup
+	cfg := runresult.DefaultConfig()
+	cfg.Model, cfg.Device, cfg.Layout = s.Model, s.Device, spec.Layout{TP: s.TP}
+	if strings.HasSuffix(s.Model, ".json") {
+		cfg.Model = "../" + s.Model // config.json paths are from the repository root
+	}
+	cfg.Engine.ExecutionMode = s.ExecutionMode
+	if s.MaxNumBatchedTokens > 0 {
+		cfg.Engine.MaxNumBatchedTokens = s.MaxNumBatchedTokens
+	}
+	if s.MaxModelLen > 0 {
+		cfg.Engine.MaxModelLen = s.MaxModelLen
+	}
+	cfg.Engine.AsyncScheduling = s.AsyncScheduling
+	cfg.Engine.EnableChunkedPrefill = !s.NoChunkedPrefill
+	cfg.Engine.EnablePrefixCaching = !s.NoPrefixCaching
+	return cfg
+}
+
+// replayRun simulates r under cfg: closed-loop clients as the CLI's
+// --clients runs them (fixed lengths, seed 1), requests gapS apart, every
+// request at once, or Poisson arrivals.
+func replayRun(t *testing.T, cfg runresult.Config, r publicrun.Run) (*runresult.Summary, *memSink, *stepLog) {
+	t.Helper()
+	w := r.Workload
+	switch w.Kind {
+	case "spaced":
+		rows := make([][3]float64, w.Requests)
+		for i := range rows {
+			rows[i] = [3]float64{float64(i) * w.GapS, float64(w.Prompt), float64(w.Output)}
+		}
+		sum, sink, log, _ := simulate(t, cfg, reqs(rows...))
+		return sum, sink, log
+	case "at-once":
+		rows := make([][3]float64, len(w.Prompts))
+		for i, out := range w.Outputs {
+			rows[i] = [3]float64{0, float64(w.Prompts[i]), float64(max(out, 1))} // an empty reply runs as one token
+		}
+		sum, sink, log, _ := simulate(t, cfg, reqs(rows...))
+		return sum, sink, log
+	case "poisson":
+		wl, err := datasets.ParseWorkload(fmt.Sprintf("fixed:%dx%d", w.Prompt, w.Output))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := datasets.Generate(wl, datasets.Arrivals{Kind: datasets.ArrivalsPoisson, RateRPS: w.RateRPS}, int(w.DurationS*w.RateRPS), w.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, sink, log, _ := simulate(t, cfg, rs)
+		return sum, sink, log
+	}
+	wl, err := datasets.ParseWorkload(fmt.Sprintf("fixed:%dx%d", w.Prompt, w.Output))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := datasets.NewClients(wl, datasets.Arrivals{}, w.Clients, w.Requests, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, log := &memSink{}, &stepLog{}
+	sim, err := New(cfg, Options{Requests: sink, Observer: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := sim.Run(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, sink, log
+}
+
+// ftkMetric is metric (a publicrun metric name) of a simulation.
+func ftkMetric(t *testing.T, sum *runresult.Summary, metric string) float64 {
+	t.Helper()
+	m := sum.Metrics
+	switch metric {
+	case "tpot_mean_ms":
+		return m.TPOTMs.Mean
+	case "ttft_mean_ms":
+		return m.TTFTMs.Mean
+	case "itl_p50_ms":
+		return m.ITLMs.P50
+	case "e2e_mean_ms":
+		return m.E2EMs.Mean
+	case "output_tok_s":
+		return m.OutputTokenThroughputPerS
+	}
+	t.Fatalf("metric %q is not one ftk reports", metric)
+	return 0
+}
+
+// publicResult is one run replayed: ftk's figure of each measured metric.
+type publicResult struct {
+	run publicrun.Run
+	ftk map[string]float64
+}
+
+// TestPublicRuns replays every published run of publicrun/runs on the
+// built-in device model, holds each measured metric to its record's bound
+// (and, where the record says so, ftk to at most max_above_pct above the
+// measurement), and checks that docs/validation.md is the table these
+// replays give. FTK_UPDATE_DOCS=1 (make validation) writes it instead.
+func TestPublicRuns(t *testing.T) {
+	var results []publicResult
+	for _, r := range publicRuns(t) {
+		sum, _, _ := replayRun(t, runConfig(r), r)
+		res := publicResult{run: r, ftk: map[string]float64{}}
+		for _, m := range publicrun.Metrics {
+			want, ok := r.Measured[m]
+			if !ok {
+				continue
+			}
+			got := ftkMetric(t, sum, m)
+			res.ftk[m] = got
+			e := publicrun.ErrorPct(got, want)
+			t.Logf("%-22s %-8s %s measured %.2f, ftk %.2f (%+.1f%%); %s", r.Name, r.Role, m, want, got, e, r.Source.URL)
+			if math.Abs(e) > r.MaxErrorPct[m] {
+				t.Errorf("%s (%s): ftk %s %.2f, measured %.2f: %+.1f%%, beyond %.0f%%", r.Name, r.Role, m, got, want, e, r.MaxErrorPct[m])
+			}
+			if above, ok := r.MaxAbovePct[m]; ok && e > above {
+				t.Errorf("%s: ftk's %s %.2f is %+.1f%% above the measured %.2f: this run is not over-predicted (at most %+.0f%%)", r.Name, m, got, e, want, above)
+			}
+		}
+		results = append(results, res)
+	}
+	doc := validationTable(results)
+	if os.Getenv("FTK_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(validationDoc, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(validationDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(have) != doc {
+		t.Errorf("%s is stale: run make validation (it writes what these replays give)", validationDoc)
+	}
+}
