@@ -10,7 +10,10 @@
 // stopped by SIGINT or SIGTERM remove its own before it exits.
 //
 // The lock of an output (folder or file) is .<name>.ftk-lock beside it.
-// The lock file stays after release (removing it would let a third process
-// lock a fresh file while a second still holds the old one); only the lock,
-// not the file, means anything.
+// Its holder removes the file, still holding the lock, when it releases
+// (or is stopped by SIGINT or SIGTERM: Holdings.Interrupt); a run killed
+// with SIGKILL leaves it for the next one. Removing a lock file could let a
+// process that opened it just before lock the removed file while a third
+// creates and locks a new one; so a taker that gets the lock checks that
+// the path still names the file it locked, and tries again when not.
 package outlock

@@ -53,7 +53,7 @@ func (h *Holdings) forget(l *Lock) {
 
 // Interrupt removes the temporary files of every output still locked
 // (atomicfile.RemoveTemps) and refuses later locks, returning how many
-// files it removed. The locks stay held: the caller is about to exit, and
+// files it removed, and the lock files. The locks stay held: the caller is about to exit, and
 // the kernel drops them then. A write that starts a new temporary file
 // between Interrupt and the exit leaves it to the next run's Take, which
 // removes it.
@@ -66,6 +66,9 @@ func (h *Holdings) Interrupt() (int, error) {
 	for l := range h.locks {
 		k, err := atomicfile.RemoveTemps(l.output)
 		n += k
+		if err == nil {
+			err = l.remove() // the lock file too; the lock stays held until the exit
+		}
 		if first == nil {
 			first = err
 		}

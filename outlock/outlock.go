@@ -73,24 +73,40 @@ func Take(output, command string) (*Lock, error) {
 	return l, nil
 }
 
+// maxTakeTries bounds the retries of a taker that keeps locking lock
+// files their holders removed (see acquire).
+const maxTakeTries = 100
+
 func take(lockPath, output, command string) (*Lock, error) {
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", output, err)
-	}
-	held, err := tryLock(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", output, err)
-	}
-	if held {
-		e := readHolder(lockPath)
-		f.Close()
-		e.Output = output
-		return nil, e
+	var f *os.File
+	for try := 0; ; try++ {
+		var err error
+		f, err = os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", output, err)
+		}
+		held, stale, err := acquire(f, lockPath)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", output, err)
+		}
+		if held {
+			e := readHolder(lockPath)
+			f.Close()
+			e.Output = output
+			return nil, e
+		}
+		if !stale {
+			break
+		}
+		f.Close() // acquire released the removed file's lock
+		if try == maxTakeTries {
+			return nil, fmt.Errorf("lock %s: %s keeps being removed under us: another ftk is taking and releasing it; retry", output, lockPath)
+		}
 	}
 	rec := fmt.Sprintf("%d\n%s\n%s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339), oneLine(command))
-	if err := f.Truncate(0); err == nil {
+	err := f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(rec), 0)
 	}
 	if err != nil {
@@ -101,18 +117,55 @@ func take(lockPath, output, command string) (*Lock, error) {
 	return &Lock{f: f, path: lockPath}, nil
 }
 
-// Release drops the lock; a nil Lock is fine. The holder record is cleared
-// first so that a later reader never names a finished run.
+// acquire takes the flock of f, opened at path: held when another open
+// file holds it; stale when the lock was got but path no longer names f
+// (its holder removed it on release after this process opened it: the
+// lock of a removed file guards nothing), in which case it is dropped.
+func acquire(f *os.File, path string) (held, stale bool, err error) {
+	if held, err = tryLock(f); err != nil || held {
+		return held, false, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		unlock(f)
+		return false, false, err
+	}
+	pi, err := os.Stat(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		unlock(f)
+		return false, false, err
+	}
+	if err != nil || !os.SameFile(fi, pi) {
+		unlock(f)
+		return false, true, nil
+	}
+	return false, false, nil
+}
+
+// Release drops the lock and removes its file; a nil Lock is fine. The
+// file is removed while the lock is held (see acquire for why that is
+// safe).
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
 	l.held.forget(l)
-	terr := l.f.Truncate(0)
+	rerr := l.remove()
 	uerr := unlock(l.f)
 	cerr := l.f.Close()
 	l.f = nil
-	return errors.Join(terr, uerr, cerr)
+	return errors.Join(rerr, uerr, cerr)
+}
+
+// remove clears the holder record and removes the lock file; the caller
+// holds the lock.
+func (l *Lock) remove() error {
+	terr := l.f.Truncate(0)
+	rerr := os.Remove(l.path)
+	if errors.Is(rerr, os.ErrNotExist) {
+		rerr = nil
+	}
+	return errors.Join(terr, rerr)
 }
 
 // readHolder reads the record the holder wrote: pid, start time, command.

@@ -161,3 +161,71 @@ func TestTakeRemovesStaleTemps(t *testing.T) {
 	}
 	l2.Release()
 }
+
+// TestLockFileRemovedOnRelease: release removes .<name>.ftk-lock, and so
+// does an interrupted run (Holdings.Interrupt), which keeps the lock held.
+func TestLockFileRemovedOnRelease(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	lockPath := filepath.Join(dir, ".out.ftk-lock")
+	l, err := Take(out, "ftk collect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockPath); err != nil {
+		t.Fatalf("no lock file while held: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file after release: %v", err)
+	}
+	h := &Holdings{}
+	l, err = h.Take(out, "ftk collect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file after an interrupt: %v", err)
+	}
+	l.Release()
+}
+
+// TestRemovedLockFileStillExcludes: removing the lock file on release
+// opens no hole. A process that opened the file before its holder removed
+// it can lock that removed file; it must notice (the path names another
+// file, or none) and try again, meeting the new holder's lock.
+func TestRemovedLockFileStillExcludes(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	lockPath := filepath.Join(dir, ".out.ftk-lock")
+	a, err := Take(out, "run A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := os.OpenFile(lockPath, os.O_RDWR, 0) // B opens, A still holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close()
+	if err := a.Release(); err != nil { // A removes the file
+		t.Fatal(err)
+	}
+	c, err := Take(out, "run C") // C creates and locks a new file
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	held, stale, err := acquire(early, lockPath) // B locks the removed file
+	if err != nil || held || !stale {
+		t.Fatalf("B on the removed file: held %v stale %v err %v; want stale", held, stale, err)
+	}
+	var he *HeldError
+	if _, err := Take(out, "run B"); !errors.As(err, &he) || !strings.Contains(err.Error(), "run C") {
+		t.Fatalf("B's retry: %v, want C's lock to refuse it", err)
+	}
+}

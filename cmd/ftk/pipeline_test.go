@@ -49,6 +49,15 @@ func TestPipelineEndToEnd(t *testing.T) {
 	for _, f := range csvs {
 		nonEmpty(f)
 	}
+	// Locks go when the run ends: no .NAME.ftk-lock beside any output.
+	defer func() {
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".ftk-lock") {
+				t.Errorf("lock file left after the runs: %s", p)
+			}
+			return nil
+		})
+	}()
 
 	dataset := filepath.Join(dir, "dataset")
 	step("ingest", "ingest", profiles, "-o", dataset)

@@ -80,6 +80,9 @@ func TestSignalsRemoveTemporaryFiles(t *testing.T) {
 		for _, e := range entries {
 			t.Errorf("%v: %s left in the output folder", sig, e.Name())
 		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(out), ".sim.ftk-lock")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the lock file is left beside the output (%v)", sig, err)
+		}
 	}
 
 	out := filepath.Join(t.TempDir(), "sim")
@@ -104,5 +107,8 @@ func TestSignalsRemoveTemporaryFiles(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("rerun: %v", err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), ".sim.ftk-lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the rerun left its lock file (%v)", err)
 	}
 }
