@@ -74,11 +74,20 @@ type Setup struct {
 	Model  string `yaml:"model"` // catalog name, or a config.json path from the repository root
 	Device string `yaml:"device"`
 	TP     int    `yaml:"tp"`
+	EP     int    `yaml:"ep,omitempty"`
+	DP     int    `yaml:"dp,omitempty"`
 	// ExecutionMode is eager, cuda-graph or piecewise.
-	ExecutionMode       string `yaml:"execution_mode"`
+	ExecutionMode       string `yaml:"execution_mode,omitempty"`
 	MaxNumBatchedTokens int    `yaml:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs          int    `yaml:"max_num_seqs,omitempty"`
 	MaxModelLen         int    `yaml:"max_model_len,omitempty"`
-	AsyncScheduling     bool   `yaml:"async_scheduling,omitempty"`
+	// GPUMemoryUtilization and NumGPUBlocksOverride size the KV cache as
+	// vLLM's flags of those names do.
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
+	NumGPUBlocksOverride int     `yaml:"num_gpu_blocks_override,omitempty"`
+	// Router is round-robin or least-loaded (vLLM's DP load balancer).
+	Router          string `yaml:"router,omitempty"`
+	AsyncScheduling bool   `yaml:"async_scheduling,omitempty"`
 	// NoChunkedPrefill and NoPrefixCaching turn off what V1 has on.
 	NoChunkedPrefill bool `yaml:"no_chunked_prefill,omitempty"`
 	NoPrefixCaching  bool `yaml:"no_prefix_caching,omitempty"`
@@ -89,8 +98,11 @@ type Workload struct {
 	// Kind is clients (closed-loop clients, each sending its next request
 	// when its reply is complete: vllm bench serve --max-concurrency),
 	// spaced (one request every GapS seconds), at-once (every request at
-	// t=0, with Prompts and Outputs per request) or poisson (RateRPS for
-	// DurationS seconds).
+	// t=0, with Prompts and Outputs per request), poisson (RateRPS for
+	// DurationS seconds) or trace (Trace, a trace CSV from the repository
+	// root, replayed as recorded; its measured metrics are recomputed from
+	// the vLLM server timestamps it carries: queued_s, first_token_s,
+	// last_token_s).
 	Kind      string  `yaml:"kind"`
 	Requests  int     `yaml:"requests,omitempty"`
 	Prompt    int     `yaml:"prompt,omitempty"`
@@ -102,6 +114,7 @@ type Workload struct {
 	Prompts   []int   `yaml:"prompts,omitempty"`
 	Outputs   []int   `yaml:"outputs,omitempty"`
 	Seed      uint64  `yaml:"seed,omitempty"`
+	Trace     string  `yaml:"trace,omitempty"`
 }
 
 // Load reads every record, in file-name order.
@@ -184,8 +197,12 @@ func (r Run) check() error {
 		if w.RateRPS <= 0 || w.DurationS <= 0 || w.Prompt <= 0 || w.Output <= 0 {
 			return fmt.Errorf("a poisson workload needs rate_rps, duration_s, prompt and output")
 		}
+	case "trace":
+		if w.Trace == "" {
+			return fmt.Errorf("a trace workload needs trace, the CSV's path from the repository root")
+		}
 	default:
-		return fmt.Errorf("workload kind %q: want clients, spaced, at-once or poisson", w.Kind)
+		return fmt.Errorf("workload kind %q: want clients, spaced, at-once, poisson or trace", w.Kind)
 	}
 	return nil
 }

@@ -51,7 +51,8 @@ func TestCheckRefuses(t *testing.T) {
 		{"unbounded metric", func(r *Run) { r.Measured["ttft_mean_ms"] = 3 }, "max_error_pct"},
 		{"bound without measurement", func(r *Run) { r.MaxErrorPct["e2e_mean_ms"] = 3 }, "not measured"},
 		{"zero measurement", func(r *Run) { r.Measured["tpot_mean_ms"] = 0 }, "want > 0"},
-		{"unknown workload", func(r *Run) { r.Workload.Kind = "trace" }, "workload kind"},
+		{"unknown workload", func(r *Run) { r.Workload.Kind = "replay" }, "workload kind"},
+		{"trace without path", func(r *Run) { r.Workload.Kind = "trace" }, "needs trace"},
 		{"at-once lengths", func(r *Run) { r.Workload = Workload{Kind: "at-once", Prompts: []int{1, 2}, Outputs: []int{1}} }, "one length"},
 	} {
 		r := good()

@@ -1,9 +1,11 @@
 package simulate
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,6 +50,22 @@ func runConfig(r publicrun.Run) runresult.Config {
 	if strings.HasSuffix(s.Model, ".json") {
 		cfg.Model = "../" + s.Model // config.json paths are from the repository root
 	}
+	if s.EP > 0 {
+		cfg.Layout.EP = s.EP
+	}
+	if s.DP > 0 {
+		cfg.Layout.DP = s.DP
+	}
+	if s.MaxNumSeqs > 0 {
+		cfg.Engine.MaxNumSeqs = s.MaxNumSeqs
+	}
+	if s.GPUMemoryUtilization > 0 {
+		cfg.Engine.GPUMemoryUtilization = s.GPUMemoryUtilization
+	}
+	cfg.Engine.NumGPUBlocksOverride = s.NumGPUBlocksOverride
+	if s.Router != "" {
+		cfg.Router = s.Router
+	}
 	cfg.Engine.ExecutionMode = s.ExecutionMode
 	if s.MaxNumBatchedTokens > 0 {
 		cfg.Engine.MaxNumBatchedTokens = s.MaxNumBatchedTokens
@@ -82,6 +100,13 @@ func replayRun(t *testing.T, cfg runresult.Config, r publicrun.Run) (*runresult.
 		}
 		sum, sink, log, _ := simulate(t, cfg, reqs(rows...))
 		return sum, sink, log
+	case "trace":
+		rs, err := datasets.ReadTrace("../" + w.Trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, sink, log, _ := simulate(t, cfg, rs)
+		return sum, sink, log
 	case "poisson":
 		wl, err := datasets.ParseWorkload(fmt.Sprintf("fixed:%dx%d", w.Prompt, w.Output))
 		if err != nil {
@@ -112,6 +137,60 @@ func replayRun(t *testing.T, cfg runresult.Config, r publicrun.Run) (*runresult.
 		t.Fatal(err)
 	}
 	return sum, sink, log
+}
+
+// traceMeasured is each metric of a trace's own vLLM server timestamps
+// (queued_s, first_token_s, last_token_s, seconds): mean TTFT (queued to
+// first token), mean TPOT ((last - first) / (output - 1) over requests of
+// more than one output token), mean E2E (queued to last token) and output
+// throughput (output tokens over first queued to last token).
+func traceMeasured(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	num := func(row []string, name string) float64 {
+		i, ok := col[name]
+		if !ok {
+			t.Fatalf("%s: no column %q", path, name)
+		}
+		v, err := strconv.ParseFloat(row[i], 64)
+		if err != nil {
+			t.Fatalf("%s: column %q: %v", path, name, err)
+		}
+		return v
+	}
+	var ttft, tpot, e2e, out float64
+	var n, nTPOT int
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, row := range rows[1:] {
+		q, ft, lt, o := num(row, "queued_s"), num(row, "first_token_s"), num(row, "last_token_s"), num(row, "num_decode_tokens")
+		ttft += ft - q
+		e2e += lt - q
+		if o > 1 {
+			tpot += (lt - ft) / (o - 1)
+			nTPOT++
+		}
+		out += o
+		n++
+		first, last = math.Min(first, q), math.Max(last, lt)
+	}
+	return map[string]float64{
+		"ttft_mean_ms": 1e3 * ttft / float64(n),
+		"tpot_mean_ms": 1e3 * tpot / float64(nTPOT),
+		"e2e_mean_ms":  1e3 * e2e / float64(n),
+		"output_tok_s": out / (last - first),
+	}
 }
 
 // ftkMetric is metric (a publicrun metric name) of a simulation.
@@ -148,6 +227,16 @@ type publicResult struct {
 func TestPublicRuns(t *testing.T) {
 	var results []publicResult
 	for _, r := range publicRuns(t) {
+		if r.Workload.Kind == "trace" {
+			// The record's measurements are the trace's own: checked, so
+			// they cannot be typed wrong.
+			from := traceMeasured(t, "../"+r.Workload.Trace)
+			for m, v := range r.Measured {
+				if math.Abs(publicrun.ErrorPct(v, from[m])) > 0.01 {
+					t.Errorf("%s: measured %s %g, but its trace %s gives %g", r.Name, m, v, r.Workload.Trace, from[m])
+				}
+			}
+		}
 		sum, _, _ := replayRun(t, runConfig(r), r)
 		res := publicResult{run: r, ftk: map[string]float64{}}
 		for _, m := range publicrun.Metrics {

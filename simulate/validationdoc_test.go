@@ -105,7 +105,14 @@ func setupText(r publicrun.Run) string {
 	if mode == "" {
 		mode = "cuda-graph"
 	}
-	parts := []string{fmt.Sprintf("%s on %s, TP%d, %s", model, s.Device, s.TP, mode)}
+	layout := fmt.Sprintf("TP%d", s.TP)
+	if s.EP > 1 {
+		layout += fmt.Sprintf(" EP%d", s.EP)
+	}
+	if s.DP > 1 {
+		layout += fmt.Sprintf(" DP%d", s.DP)
+	}
+	parts := []string{fmt.Sprintf("%s on %s, %s, %s", model, s.Device, layout, mode)}
 	if s.AsyncScheduling {
 		parts = append(parts, "async scheduling")
 	}
@@ -116,6 +123,8 @@ func setupText(r publicrun.Run) string {
 		parts = append(parts, fmt.Sprintf("%d requests of %d/%d tokens %gs apart", w.Requests, w.Prompt, w.Output, w.GapS))
 	case "at-once":
 		parts = append(parts, fmt.Sprintf("%d requests at once", len(w.Prompts)))
+	case "trace":
+		parts = append(parts, "the run's requests replayed ("+path.Base(w.Trace)+")")
 	case "poisson":
 		parts = append(parts, fmt.Sprintf("Poisson %g req/s for %gs of %d/%d tokens", w.RateRPS, w.DurationS, w.Prompt, w.Output))
 	}
