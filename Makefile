@@ -16,7 +16,7 @@ MAX_SEQS ?= 256
 # MAX_MODEL_LEN 0: min(model's maximum, 8192) in collect, fit and simulate alike (spec.DefaultMaxModelLen)
 MAX_MODEL_LEN ?= 0
 
-.PHONY: build test deps bench pipeline fuzz clean docs validation
+.PHONY: build test deps bench pipeline fuzz clean gpu-check docs validation
 
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
@@ -64,3 +64,9 @@ fuzz:
 
 clean:
 	rm -rf bin $(RUN)
+
+# On a machine with one NVIDIA GPU: collect, fit and simulate Llama-3.1-8B and
+# Qwen3-30B-A3B at TP1 with the torch worker and print the built-in device
+# model's per-operator error against the measured rows (scripts/gpu-check.sh).
+gpu-check:
+	scripts/gpu-check.sh
