@@ -53,6 +53,15 @@ func (a *File) Sync() error {
 // Commit flushes, closes and renames the file into place; on failure the
 // temporary file is removed and the final path is left untouched.
 func (a *File) Commit() error {
+	if err := a.finish(); err != nil {
+		return err
+	}
+	return a.publish()
+}
+
+// finish flushes and closes the temporary file, leaving it complete under
+// its temporary name; on failure it is removed.
+func (a *File) finish() error {
 	err := a.Flush()
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
@@ -60,12 +69,47 @@ func (a *File) Commit() error {
 	if err == nil { // CreateTemp makes 0600 files; outputs are for sharing
 		err = os.Chmod(a.f.Name(), 0o644)
 	}
-	if err == nil {
-		err = os.Rename(a.f.Name(), a.path)
-	}
 	if err != nil {
 		os.Remove(a.f.Name())
 		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// publish renames the finished file into place.
+func (a *File) publish() error {
+	if err := os.Rename(a.f.Name(), a.path); err != nil {
+		os.Remove(a.f.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// CommitAll commits the files of one output as a unit: every file is
+// finished (flushed, closed) under its temporary name first, and only when
+// all are whole is each renamed into place, in the order given, so a
+// failed write (a full disk) leaves every final path as it was. Put the
+// file readers check for completeness (a run's summary) last. On failure
+// every file not yet renamed is removed.
+func CommitAll(files ...*File) error {
+	for i, f := range files {
+		if err := f.finish(); err != nil {
+			for _, g := range files[i+1:] {
+				g.Abort()
+			}
+			for _, g := range files[:i] {
+				os.Remove(g.f.Name())
+			}
+			return err
+		}
+	}
+	for i, f := range files {
+		if err := f.publish(); err != nil {
+			for _, g := range files[i+1:] {
+				os.Remove(g.f.Name())
+			}
+			return err
+		}
 	}
 	return nil
 }

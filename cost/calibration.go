@@ -58,10 +58,23 @@ func LoadCalibration(path string) (Calibration, error) {
 // scaledFamilies are the families FamilyScale may name.
 var scaledFamilies = []spec.Family{spec.FamilyLinear, spec.FamilyAttention, spec.FamilyMoE, spec.FamilyCollective}
 
-// Validate checks that every figure is usable.
+// Bounds of a usable calibration: a host time of a minute per engine step,
+// or a factor of a thousand on any modelled time, is a mistake (a unit or
+// a typo), not a measurement; NaN and infinities are refused with them.
+const (
+	maxHostMsPerStep = 60_000.0
+	maxScale         = 1000.0
+)
+
+// Validate checks that every figure is a usable number.
 func (c *Calibration) Validate() error {
-	if c.HostMsPerStep < 0 || c.HostSpeed < 0 || c.HostScale < 0 {
-		return fmt.Errorf("calibration: host_ms_per_step (%g), host_scale (%g) and host_speed (%g) must not be negative", c.HostMsPerStep, c.HostScale, c.HostSpeed)
+	for _, f := range []struct {
+		name  string
+		v, hi float64
+	}{{"host_ms_per_step", c.HostMsPerStep, maxHostMsPerStep}, {"host_scale", c.HostScale, maxScale}, {"host_speed", c.HostSpeed, maxScale}} {
+		if !(f.v >= 0 && f.v <= f.hi) { // NaN too
+			return fmt.Errorf("calibration: %s is %g: want a number from 0 (unset) to %g", f.name, f.v, f.hi)
+		}
 	}
 	kinds := make([]string, 0, len(c.IssueScale))
 	for k := range c.IssueScale {
@@ -72,8 +85,8 @@ func (c *Calibration) Validate() error {
 		if _, ok := kernelKindOf(k); !ok {
 			return fmt.Errorf("calibration: issue_scale names unknown kernel kind %q (known: %v)", k, spec.KernelKinds())
 		}
-		if s := c.IssueScale[k]; !(s > 0) {
-			return fmt.Errorf("calibration: issue_scale[%s] must be positive, got %g", k, s)
+		if s := c.IssueScale[k]; !(s > 0 && s <= maxScale) {
+			return fmt.Errorf("calibration: issue_scale[%s] is %g: want a number above 0, at most %g", k, s, maxScale)
 		}
 	}
 	names := make([]string, 0, len(c.FamilyScale))
@@ -89,8 +102,8 @@ func (c *Calibration) Validate() error {
 		if !known {
 			return fmt.Errorf("calibration: family_scale names unknown family %q (known: %v)", f, scaledFamilies)
 		}
-		if s := c.FamilyScale[f]; !(s > 0) {
-			return fmt.Errorf("calibration: family_scale[%s] must be positive, got %g", f, s)
+		if s := c.FamilyScale[f]; !(s > 0 && s <= maxScale) {
+			return fmt.Errorf("calibration: family_scale[%s] is %g: want a number above 0, at most %g", f, s, maxScale)
 		}
 	}
 	return nil

@@ -196,15 +196,22 @@ func (rf *RequestFiles) WriteRequest(m *RequestMetrics) error {
 
 // Commit finishes both files and renames them into place.
 func (rf *RequestFiles) Commit() error {
-	if err := rf.arrow.close(); err != nil {
-		rf.Abort()
-		return fmt.Errorf("write %s: %w", rf.arrowFile.Path(), err)
-	}
-	if err := rf.csvFile.Commit(); err != nil {
-		rf.arrowFile.Abort()
+	files, err := rf.Finish()
+	if err != nil {
 		return err
 	}
-	return rf.arrowFile.Commit()
+	return atomicfile.CommitAll(files...)
+}
+
+// Finish ends the Arrow stream and returns both files, still under their
+// temporary names, for the caller to commit with the rest of its outputs
+// (atomicfile.CommitAll); on failure both are removed.
+func (rf *RequestFiles) Finish() ([]*atomicfile.File, error) {
+	if err := rf.arrow.close(); err != nil {
+		rf.Abort()
+		return nil, fmt.Errorf("write %s: %w", rf.arrowFile.Path(), err)
+	}
+	return []*atomicfile.File{rf.csvFile, rf.arrowFile}, nil
 }
 
 // Abort discards both files.

@@ -1,7 +1,6 @@
 package runresult
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -49,14 +48,29 @@ type WorkloadReport struct {
 
 // WriteSummary writes s as indented JSON to path, atomically.
 func WriteSummary(path string, s *Summary) error {
+	f, err := CreateSummary(path, s)
+	if err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// CreateSummary writes s as indented JSON to a temporary file beside path,
+// for the caller to commit with the rest of a run's outputs.
+func CreateSummary(path string, s *Summary) (*atomicfile.File, error) {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return fmt.Errorf("summary %s: %w", path, err)
+		return nil, fmt.Errorf("summary %s: %w", path, err)
 	}
-	return atomicfile.Write(path, func(w *bufio.Writer) error {
-		_, err := w.Write(append(data, '\n'))
-		return err
-	})
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // ReadSummary reads a summary.json written by WriteSummary.

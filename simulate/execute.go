@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,17 +87,38 @@ func Execute(r *Resolved, src Source, out Outputs, opts Options) (*runresult.Sum
 			return abort(err)
 		}
 	}
-	if err := files.Commit(); err != nil {
-		return nil, err
+	return sum, commitRun(out.Dir, files, sum)
+}
+
+// commitRun writes the summary and config.yaml of a finished run beside
+// its request files and commits the four as a unit, summary.json last (the
+// file that says a run is whole): a failed write leaves the folder's
+// previous run as it was.
+func commitRun(dir string, files *runresult.RequestFiles, sum *runresult.Summary) error {
+	reqs, err := files.Finish()
+	if err != nil {
+		return err
 	}
-	if err := runresult.WriteSummary(filepath.Join(out.Dir, runresult.SummaryFile), sum); err != nil {
-		return nil, err
+	abort := func(err error, more ...*atomicfile.File) error {
+		for _, f := range append(reqs, more...) {
+			f.Abort()
+		}
+		return err
+	}
+	cfgPath := filepath.Join(dir, runresult.ConfigFile)
+	cfgFile, err := atomicfile.Create(cfgPath)
+	if err != nil {
+		return abort(err)
 	}
 	cfgOut := sum.Config
-	if err := atomicfile.Write(filepath.Join(out.Dir, runresult.ConfigFile), func(w *bufio.Writer) error { return cfgOut.WriteYAML(w) }); err != nil {
-		return nil, err
+	if err := cfgOut.WriteYAML(cfgFile.Writer); err != nil {
+		return abort(fmt.Errorf("write %s: %w", cfgPath, err), cfgFile)
 	}
-	return sum, nil
+	sumFile, err := runresult.CreateSummary(filepath.Join(dir, runresult.SummaryFile), sum)
+	if err != nil {
+		return abort(err, cfgFile)
+	}
+	return atomicfile.CommitAll(append(reqs, cfgFile, sumFile)...)
 }
 
 // requestSinks sends each request to several sinks.

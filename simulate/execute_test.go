@@ -191,3 +191,52 @@ func TestFailedRunLeavesNoFiles(t *testing.T) {
 		t.Errorf("failed run left %d files, e.g. %s", len(ents), ents[0].Name())
 	}
 }
+
+// A run whose summary cannot be written (here a NaN the JSON encoder
+// refuses, as a NaN calibration once gave) fails and leaves the folder's
+// previous run whole: no new requests files beside the old summary and
+// config, and no temporary files.
+func TestExecuteCommitsOutputsAsAUnit(t *testing.T) {
+	t.Setenv(datasets.SharedEnv, sharedDir)
+	cfg := testConfig()
+	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:128x16", RatePerS: 8, NumRequests: 50, Seed: 1}
+	dir := t.TempDir()
+	execute(t, cfg, dir, false)
+	names := []string{runresult.RequestsCSVFile, runresult.RequestsArrowFile, runresult.SummaryFile, runresult.ConfigFile}
+	before := map[string][]byte{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[n] = b
+	}
+
+	cfg.Workload.Seed, cfg.Workload.NumRequests = 2, 60
+	r := mustResolve(t, cfg)
+	r.cfg.Calibration.HostScale = math.NaN() // the summary's copy only: the run itself is valid
+	src, _, err := openSource(cfg.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(r, src, Outputs{Dir: dir}, Options{}); err == nil {
+		t.Fatal("Execute wrote a summary holding NaN")
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, before[n]) {
+			t.Errorf("%s changed by a failed run: the folder now mixes two runs", n)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(names) {
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Name())
+		}
+		t.Errorf("folder holds %v, want only %v", got, names)
+	}
+}
