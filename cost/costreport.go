@@ -106,6 +106,9 @@ func (cm *OpCostModel) Report() CostModelReport {
 	case ExecPiecewise:
 		r.LaunchNote = fmt.Sprintf("batches of up to %d tokens: one replay per piece (layers + 1, %.0f us each) and attention issued eagerly, tokens padded to the capture size; larger batches eager (%.2f ms per decode step on stage 0)",
 			cm.capture.largest(), cm.issue.costs.PieceLaunchUs, eagerMs)
+	case ExecFullAndPiecewise:
+		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one full CUDA graph replay (%.0f us); other batches of up to %d tokens: one replay per piece (layers + 1, %.0f us each), attention issued eagerly; larger batches eager (%.2f ms per decode step on stage 0)",
+			cm.capture.largest(), cm.issue.costs.GraphLaunchUs, cm.capture.largest(), cm.issue.costs.PieceLaunchUs, eagerMs)
 	default:
 		r.LaunchNote = fmt.Sprintf("eager: the host issues every op (%.2f ms per decode step on stage 0) while the GPU runs them; a step is host-bound when issuing outlasts the GPU work", eagerMs)
 	}

@@ -23,7 +23,16 @@ const (
 	// in tokens: attention kernels are launched eagerly, every other kernel
 	// runs inside one graph launch per piece (layers + 1 pieces).
 	ExecPiecewise = "piecewise"
+	// ExecFullAndPiecewise is vLLM's FULL_AND_PIECEWISE graph mode, its
+	// default since v0.11.0 (vllm-project/vllm#25444): decode-only batches
+	// replay a full graph (as ExecCUDAGraph), other batches of up to the
+	// largest capture size in tokens replay piecewise graphs (as
+	// ExecPiecewise), larger ones run eagerly.
+	ExecFullAndPiecewise = "full-and-piecewise"
 )
+
+// ExecutionModes lists the execution modes.
+var ExecutionModes = []string{ExecEager, ExecCUDAGraph, ExecPiecewise, ExecFullAndPiecewise}
 
 // defaultMaxCaptureSize is vLLM's cap on the captured batch size.
 const defaultMaxCaptureSize = 512

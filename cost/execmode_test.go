@@ -104,3 +104,43 @@ func findLayerOp(ops []spec.Op, name string) (spec.Op, bool) {
 	}
 	return spec.Op{}, false
 }
+
+// FULL_AND_PIECEWISE (vLLM's default since v0.11.0) prices a decode-only
+// batch as a full CUDA graph replay and a batch with a prefill as
+// piecewise graphs: each step equals the mode it takes from.
+func TestFullAndPiecewiseTakesEachBatchsGraph(t *testing.T) {
+	d, err := spec.LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := spec.LookupModel("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := BatchShape{Tokens: 8, Seqs: 8}
+	for i := 0; i < 8; i++ {
+		decode.DecodeContexts = append(decode.DecodeContexts, 2000)
+	}
+	mixed := BatchShape{Tokens: 200, Seqs: 9, PrefillChunks: []int{192}, PrefillContexts: []int{0}, DecodeContexts: decode.DecodeContexts}
+	step := func(mode string, b *BatchShape) StepCost {
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: testLimits, ExecutionMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c StepCost
+		cm.StageCost(b, 0, &c)
+		return c
+	}
+	for _, tc := range []struct {
+		b    *BatchShape
+		like string
+	}{{&decode, ExecCUDAGraph}, {&mixed, ExecPiecewise}} {
+		got, want := step(ExecFullAndPiecewise, tc.b), step(tc.like, tc.b)
+		if got.TotalMs() != want.TotalMs() || !got.Graph {
+			t.Errorf("batch of %d tokens: %.4f ms (graph %v), want %s's %.4f ms", tc.b.Tokens, got.TotalMs(), got.Graph, tc.like, want.TotalMs())
+		}
+	}
+	if a, b := step(ExecCUDAGraph, &mixed), step(ExecFullAndPiecewise, &mixed); a.TotalMs() == b.TotalMs() {
+		t.Errorf("a mixed batch costs the same under cuda-graph (eager) and full-and-piecewise (%.4f ms)", a.TotalMs())
+	}
+}

@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -82,6 +83,36 @@ func (t *KernelTables) Measurement() string { return spec.KernelOnly }
 // Provenance implements provenanced.
 func (t *KernelTables) Provenance() (string, []string) {
 	return t.device, []string{ProfileAIConfigurator}
+}
+
+// Label implements labelled: the tables and the vLLM version folder each
+// was read from, with how the folder was chosen.
+func (t *KernelTables) Label() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "AIConfigurator kernel tables of %s (%s):", t.device, t.K.Device)
+	for i, r := range t.K.Resolutions {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s vLLM %s", r.Table, r.Measured)
+		if r.Note != "" {
+			fmt.Fprintf(&b, " (%s)", r.Note)
+		}
+	}
+	return b.String()
+}
+
+// KernelSources implements kernelSourced: the kernel source of every
+// table and dtype the tables price with.
+func (t *KernelTables) KernelSources() []string {
+	var out []string
+	for _, s := range t.K.Sources {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // gemmDtype is the gemm_perf dtype of the model's layer GEMMs.

@@ -419,6 +419,16 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 		if p := cm.capture.pad(tokens); p > 0 {
 			mode, tokens = ExecPiecewise, p
 		}
+	case ExecFullAndPiecewise:
+		if graphable {
+			if p := cm.capture.pad(max(seqs, tokens)); p > 0 {
+				mode, tokens, seqs = ExecCUDAGraph, p, p
+				break
+			}
+		}
+		if p := cm.capture.pad(tokens); p > 0 {
+			mode, tokens = ExecPiecewise, p
+		}
 	}
 	e := cm.memo(&st.tokens, st.byTokens, tokens)
 	copy(c.Ms[:NumDeviceComponents], e.ms[:])

@@ -24,6 +24,12 @@ type kernelSourced interface {
 	KernelSources() []string
 }
 
+// labelled is a PredictorSet that describes its profiles itself (kernel
+// tables: the vLLM version folder each table was read from).
+type labelled interface {
+	Label() string
+}
+
 // provenanced is a PredictorSet that knows what it was fitted on (a fit
 // bundle).
 type provenanced interface {
@@ -38,6 +44,9 @@ func profilesOf(ps PredictorSet) Profiles {
 	}
 	device, backends := p.Provenance()
 	out := Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
+	if l, ok := ps.(labelled); ok {
+		out.Label = l.Label()
+	}
 	if k, ok := ps.(kernelSourced); ok {
 		out.KernelSources = k.KernelSources()
 		out.KernelsLabel = spec.KernelSourcesLabel(out.KernelSources)

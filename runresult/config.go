@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
@@ -211,10 +212,15 @@ func (c *Config) Validate() error {
 	if err := c.MoE.Validate(); err != nil {
 		return err
 	}
+	if c.VLLMVersion != "" {
+		if _, err := versionParts(c.VLLMVersion); err != nil {
+			return err
+		}
+	}
 	switch e.ExecutionMode {
-	case "", cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise:
+	case "", cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise, cost.ExecFullAndPiecewise:
 	default:
-		return bad("unknown execution_mode %q: use %s, %s or %s", e.ExecutionMode, cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise)
+		return bad("unknown execution_mode %q: use %s", e.ExecutionMode, strings.Join(cost.ExecutionModes, ", "))
 	}
 	if _, err := spec.KVCacheBytes(e.KVCacheDtype); err != nil {
 		return bad("%v", err)

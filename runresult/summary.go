@@ -114,8 +114,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		writeCostModel(tw, "decode ", s.DecodeCostModel)
 	}
 	e := &c.Engine
-	fmt.Fprintf(tw, "engine\tmax_num_batched_tokens %d, max_num_seqs %d, max_model_len %d, block_size %d, chunked prefill %v, async scheduling %v\n",
+	fmt.Fprintf(tw, "engine\tmax_num_batched_tokens %d, max_num_seqs %d, max_model_len %d, block_size %d, chunked prefill %v, async scheduling %v",
 		e.MaxNumBatchedTokens, e.MaxNumSeqs, e.MaxModelLen, e.BlockSize, e.EnableChunkedPrefill, e.AsyncScheduling)
+	if v := c.VLLMVersion; v != "" {
+		fmt.Fprintf(tw, ", vLLM %s defaults", v)
+	}
+	fmt.Fprintln(tw)
 	if s.DecodeMemory != nil {
 		fmt.Fprintf(tw, "KV cache\t%d blocks per prefill instance, %d per decode instance, peak usage %.1f%%\n",
 			s.Memory.Blocks, s.DecodeMemory.Blocks, 100*m.PeakKVUsage)

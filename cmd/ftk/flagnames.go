@@ -39,7 +39,7 @@ var namedValues = map[string]func(string) error{
 	},
 	"router":          oneOf(runresult.RouterRoundRobin, runresult.RouterLeastLoaded),
 	"mode":            oneOf(runresult.ModeColocated, runresult.ModeDisaggregated),
-	"execution-mode":  oneOf(cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise),
+	"execution-mode":  oneOf(cost.ExecutionModes...),
 	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),

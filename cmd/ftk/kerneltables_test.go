@@ -39,6 +39,10 @@ func TestIngestAndSimulateKernelTables(t *testing.T) {
 	var s struct {
 		Config struct {
 			VLLMVersion string `json:"vllm_version"`
+			Engine      struct {
+				ExecutionMode   string `json:"execution_mode"`
+				AsyncScheduling bool   `json:"async_scheduling"`
+			} `json:"engine"`
 		} `json:"config"`
 		CostModel struct {
 			Profiles struct {
@@ -58,6 +62,9 @@ func TestIngestAndSimulateKernelTables(t *testing.T) {
 	}
 	if s.Config.VLLMVersion != "0.14.0" || len(s.CostModel.Profiles.Backends) != 1 || s.CostModel.Profiles.Backends[0] != "aiconfigurator" {
 		t.Errorf("summary: vllm_version %q, profiling backends %v", s.Config.VLLMVersion, s.CostModel.Profiles.Backends)
+	}
+	if e := s.Config.Engine; e.ExecutionMode != "full-and-piecewise" || !e.AsyncScheduling {
+		t.Errorf("vLLM 0.14.0 defaults: execution mode %q, async scheduling %v; want full-and-piecewise, true", e.ExecutionMode, e.AsyncScheduling)
 	}
 	for _, f := range s.CostModel.Fallbacks {
 		for _, priced := range []string{"attn_pre_proj", "attn_post_proj", "attn_prefill", "attn_decode", "moe_grouped_gemm", "lm_head"} {

@@ -51,7 +51,7 @@ func simulateCommand() *cli.Command {
 		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; disaggregated: on the prefill instances)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
-		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) or piecewise (graphs between eagerly issued attention ops); default cuda-graph, or eager with a CUDA_EVENT bundle"},
+		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) piecewise (graphs between eagerly issued attention ops) or full-and-piecewise (vLLM's default since 0.11: full graphs for decode-only batches, piecewise for the rest); default cuda-graph (full-and-piecewise or piecewise as --vllm-version says), or eager with a CUDA_EVENT bundle"},
 		&cli.IntFlag{Name: "max-cudagraph-capture-size", Aliases: []string{"cuda-graph-max-batch"}, Usage: "largest batch replayed as a CUDA graph (0: min(2 x max-num-seqs, 512), as vLLM)"},
 		&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling)"},
 		&cli.StringFlag{Name: "kv-cache-dtype", Usage: "KV cache element type (vLLM --kv-cache-dtype): auto (the model's), bfloat16, fp8, fp8_e4m3, fp8_e5m2; fp8 halves KV bytes per token"},
@@ -162,6 +162,11 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
 	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
 	set("kv-cache-dtype", func() { e.KVCacheDtype = cmd.String("kv-cache-dtype") })
+	if cmd.IsSet("vllm-version") {
+		if err := cfg.ApplyVLLMDefaults(cmd.IsSet("execution-mode"), cmd.IsSet("async-scheduling")); err != nil {
+			return cfg, usageError("--vllm-version: %v", err)
+		}
+	}
 	set("host-bundle", func() { cfg.HostBundle = cmd.String("host-bundle") })
 	mo := &cfg.MoE
 	set("moe-routing", func() { mo.Routing = cmd.String("moe-routing") })
