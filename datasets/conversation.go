@@ -89,14 +89,37 @@ func (c *Conversation) PromptTokens(turn int) int {
 
 // deck deals system prompts to sessions: a seeded shuffle of every group
 // UsersPerGroup times, reshuffled when used up.
+//
+// A deck of up to maxDeckCards cards is held and shuffled in memory. A
+// larger one (groups=100000,users=100000 is 10^10 cards: 80 GB held) is
+// never made: its order is a keyed pseudo-random permutation of the card
+// positions (a Feistel network over the positions, cycle-walked into
+// range), new keys for every deck, so dealing takes constant memory
+// whatever the deck's size and a run of n sessions deals n cards.
 type deck struct {
 	cards []int
 	next  int
 	rng   *rand.Rand
+	// The permuted deck (cards nil): size cards, users of each group,
+	// dealt positions of the current deck and the keys of its order.
+	size, users, dealt uint64
+	half               uint
+	keys               [feistelRounds]uint64
 }
 
+// maxDeckCards is the largest deck held in memory (8 MB of cards).
+const maxDeckCards = 1 << 20
+
+// feistelRounds is the rounds of the permuted deck's Feistel network
+// (four make a pseudo-random permutation, Luby-Rackoff).
+const feistelRounds = 4
+
 func newDeck(c *Conversation, rng *rand.Rand) *deck {
-	d := &deck{cards: make([]int, 0, c.Groups*c.UsersPerGroup), rng: rng}
+	size := uint64(c.Groups) * uint64(c.UsersPerGroup)
+	if size > maxDeckCards {
+		return newPermutedDeck(size, uint64(c.UsersPerGroup), rng)
+	}
+	d := &deck{cards: make([]int, 0, size), rng: rng}
 	for g := range c.Groups {
 		for range c.UsersPerGroup {
 			d.cards = append(d.cards, g)
@@ -106,13 +129,62 @@ func newDeck(c *Conversation, rng *rand.Rand) *deck {
 	return d
 }
 
+// newPermutedDeck is a deck of size cards, users of each group, dealt in
+// a keyed permuted order (see deck).
+func newPermutedDeck(size, users uint64, rng *rand.Rand) *deck {
+	d := &deck{rng: rng, size: size, users: users}
+	for d.half = 1; uint64(1)<<(2*d.half) < size; d.half++ {
+	}
+	d.dealt = size // keys drawn at the first deal
+	return d
+}
+
 func (d *deck) deal() int {
+	if d.cards == nil {
+		return d.dealPermuted()
+	}
 	if d.next == len(d.cards) {
 		d.rng.Shuffle(len(d.cards), func(i, j int) { d.cards[i], d.cards[j] = d.cards[j], d.cards[i] })
 		d.next = 0
 	}
 	d.next++
 	return d.cards[d.next-1]
+}
+
+// dealPermuted deals the next card of a permuted deck: the group of the
+// card at the permuted position.
+func (d *deck) dealPermuted() int {
+	if d.dealt == d.size {
+		for i := range d.keys {
+			d.keys[i] = d.rng.Uint64()
+		}
+		d.dealt = 0
+	}
+	x := d.dealt
+	d.dealt++
+	for { // cycle-walk: the network permutes [0, 4^half), at most 4 x size
+		x = d.permute(x)
+		if x < d.size {
+			return int(x / d.users)
+		}
+	}
+}
+
+// permute is the Feistel network over 2 x half bits.
+func (d *deck) permute(x uint64) uint64 {
+	mask := uint64(1)<<d.half - 1
+	l, r := x>>d.half, x&mask
+	for _, k := range d.keys {
+		l, r = r, l^(mix64(r^k)&mask)
+	}
+	return l<<d.half | r
+}
+
+// mix64 is SplitMix64's finaliser, the Feistel round function.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // fill sets r's lengths and content for turn (from 1) of session (from
