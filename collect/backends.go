@@ -205,7 +205,10 @@ func (s *sweep) environment() map[string]string {
 
 // torchEnvironment records where real measurements came from.
 func (s *sweep) torchEnvironment(hello map[string]any) map[string]string {
-	env := map[string]string{"python_path": s.o.Torch.Python}
+	env := map[string]string{"python_path": s.o.Torch.Python, "kernel_only_timing": "profiler"}
+	if s.o.Torch.GraphTiming {
+		env["kernel_only_timing"] = "cuda_graph" // replays of the op captured in a CUDA graph
+	}
 	for k, v := range hello {
 		if k == "hello" || v == nil {
 			continue

@@ -313,3 +313,38 @@ func TestRunRemeasuresThrottledShapes(t *testing.T) {
 		t.Errorf("second row sm_clock_mhz = %q", got)
 	}
 }
+
+// recorder is a backend that keeps the timing method of every request.
+type recorder struct {
+	inner   Backend
+	timings map[string]bool
+}
+
+func (r *recorder) Measure(ctx context.Context, req *Request) (*Response, error) {
+	r.timings[req.Timing] = true
+	return r.inner.Measure(ctx, req)
+}
+
+func (r *recorder) Close() error { return nil }
+
+// GraphTiming asks for KERNEL_ONLY shapes as CUDA-graph replays
+// (timing cuda_graph); CUDA_EVENT shapes keep their CUDA events.
+func TestGraphTimingAsksForReplays(t *testing.T) {
+	for _, graph := range []bool{false, true} {
+		dir := t.TempDir()
+		c := planConfig(tinyMoE(t), smallLimits, []spec.Layout{{TP: 1}}, spec.FamilyLinear)
+		o := syntheticOptions(t, dir, c)
+		o.Torch.GraphTiming = graph
+		r := &recorder{inner: NewSynthetic(o.Device, 0), timings: map[string]bool{}}
+		o.newBackend = func(int) (Backend, error) { return r, nil }
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{TimingCUDAEvent: true, TimingKernelOnly: !graph, TimingCUDAGraph: graph}
+		for timing, asked := range want {
+			if r.timings[timing] != asked {
+				t.Errorf("graph timing %v: timings asked %v, want %s %v", graph, r.timings, timing, asked)
+			}
+		}
+	}
+}

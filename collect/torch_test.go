@@ -110,7 +110,7 @@ func TestTorchWorkerCPUSweep(t *testing.T) {
 		t.Errorf("issue costs: call %g ms, aten %g ms, layer %g ms", call, aten, layer)
 	}
 	meta, err := readMeta(sweep)
-	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Environment["kernels"] != KernelsEager || meta.Precision != "FP32" || meta.Device != deviceCPU {
+	if err != nil || meta.Synthetic || meta.Environment["torch"] == "" || meta.Environment["kernels"] != KernelsEager || meta.Environment["kernel_only_timing"] != "profiler" || meta.Precision != "FP32" || meta.Device != deviceCPU {
 		t.Errorf("yaml: %+v %v", meta, err)
 	}
 }

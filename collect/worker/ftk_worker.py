@@ -215,6 +215,18 @@ class VLLMOps:
     def missing(self):
         return sorted(n for n in self.why if n not in self.ops)
 
+    def fa_version(self):
+        """The FlashAttention version vLLM uses on this device
+        (get_flash_attn_version; its module moved between releases), None
+        when it cannot say (vllm_flash_attn's default then runs)."""
+        for mod in ("vllm.attention.utils.fa_utils", "vllm.v1.attention.backends.fa_utils", "vllm.vllm_flash_attn.fa_utils"):
+            try:
+                import importlib
+                return importlib.import_module(mod).get_flash_attn_version()
+            except Exception:
+                continue
+        return None
+
 
 class Worker:
     def __init__(self, torch, device, threads, kernels="auto"):
@@ -622,17 +634,24 @@ class Worker:
             one = torch.ones((), device=self.device, dtype=torch.float32)
             return Built(lambda: save(k, v, kc, vc, slots, "auto", one, one), None, "vllm_reshape_and_cache_flash",
                          "vllm._C_cache_ops.reshape_and_cache_flash", False)
-        return self.elementwise("attn_kv_cache_save", "kv_cache_write", _kv_cache_write_native, (k, v, kc, vc, slots))
+        # Not compiled: vLLM's compiled modes do not compile the cache write
+        # either (it runs inside the attention op), and Inductor could copy
+        # the whole cache to write a few slots.
+        return Built(lambda: _kv_cache_write_native(k, v, kc, vc, slots), None, "torch_plain", "torch:kv_cache_write", False)
 
     def attn_reshape(self, op, sh, T):
-        torch = self.torch
+        """The reshapes around attention as vLLM does them: views of the
+        QKV projection's output into q, k, v heads, and of the attention
+        output [tokens, heads, head_dim] back to [tokens, heads * head_dim].
+        No kernel runs (KERNEL_ONLY 0, as spec.LayerOps and Frontier's H800
+        files have them); CUDA_EVENT times the host's view calls."""
         qh, kvh, hd = int(sh["q_heads"]), int(sh["kv_heads"]), int(sh["head_dim"])
         if op == "attn_input_reshape":
             qkv = self.rand(T, (qh + 2 * kvh) * hd)
             sizes = [qh * hd, kvh * hd, kvh * hd]
-            return Built(lambda: [t.reshape(T, -1, hd).contiguous() for t in qkv.split(sizes, -1)], None, "torch_plain", "torch:" + op, False)
-        out = self.rand(qh, T, hd)  # head-major, as attention kernels leave it
-        return Built(lambda: out.transpose(0, 1).reshape(T, qh * hd).contiguous(), None, "torch_plain", "torch:" + op, False)
+            return Built(lambda: [t.view(T, -1, hd) for t in qkv.split(sizes, -1)], None, "torch_view", "torch.Tensor.view", False)
+        out = self.rand(T, qh, hd)
+        return Built(lambda: out.view(T, qh * hd), None, "torch_view", "torch.Tensor.view", False)
 
     def gating_context(self, sh, T):
         """prefill_hot: run FFN-like GEMMs first, as inside a forward pass;
@@ -691,9 +710,14 @@ class Worker:
         used = torch.tensor(kvlens, dtype=torch.int32, device=self.device)
         scale = 1.0 / math.sqrt(hd)
         mq, mk = max(qlens), max(kvlens)
+        kw = {}
+        version = self.vllm.fa_version()
+        if version:
+            kw["fa_version"] = version  # the FlashAttention version vLLM picks for this GPU (FA3 on Hopper)
         fn = lambda: fa(q, kc, vc, max_seqlen_q=mq, cu_seqlens_q=cu_q, max_seqlen_k=mk, seqused_k=used,
-                        softmax_scale=scale, causal=True, block_table=table, out=out)
-        return Built(fn, None, "vllm_flash_attn", "vllm.vllm_flash_attn.flash_attn_varlen_func", False)
+                        softmax_scale=scale, causal=True, block_table=table, out=out, **kw)
+        # Named as AIConfigurator's tables name vLLM's FlashAttention kernels.
+        return Built(fn, None, "vllm_flash_attn", "vllm_flash_attn_fa%s" % (version or ""), False)
 
     def plain_prefill(self, qh, kvh, hd, chunks, ctxs):
         torch = self.torch

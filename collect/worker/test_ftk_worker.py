@@ -110,7 +110,7 @@ class Modes(unittest.TestCase):
         w = fw.Worker(torch, "cpu", 1, "eager")
         self.assertEqual(w.mode, "eager")
         for op, b in self.check_all(w, "torch:"):
-            origin_plain = b.source.startswith("torch:") or "+torch:" in b.source or b.source.startswith("torch.nn.functional.")
+            origin_plain = b.source.startswith("torch:") or "+torch:" in b.source or b.source.startswith(("torch.nn.functional.", "torch.Tensor.view"))
             self.assertTrue(origin_plain, "%s: %s" % (op, b.source))
             self.assertNotIn("vllm", b.source)
         self.assertEqual(w.build("moe_grouped_gemm", MOE).source, "torch:bmm_padded_experts")
@@ -137,7 +137,7 @@ class Modes(unittest.TestCase):
             w = fw.Worker(torch, "cpu", 1, "compiled")
             self.assertEqual(w.mode, "compiled")
             for op, want in (("input_layernorm", "inductor:fused_add_rms_norm"), ("mlp_act", "inductor:silu_and_mul"),
-                             ("attn_rope", "inductor:rotary_embedding"), ("attn_kv_cache_save", "inductor:kv_cache_write"),
+                             ("attn_rope", "inductor:rotary_embedding"), ("attn_kv_cache_save", "torch:kv_cache_write"),
                              ("attn_pre_proj", "torch.nn.functional.linear+inductor:qk_norm"),
                              ("moe_gating_routing_topk", "inductor:softmax_topk")):
                 sh = ATTN if op.startswith("attn_kv") else MOE if op.startswith("moe") else LINEAR
@@ -185,7 +185,8 @@ class VLLMDispatch(unittest.TestCase):
                 "mlp_act": "vllm._C.silu_and_mul", "attn_rope": "vllm._C.rotary_embedding",
                 "attn_pre_proj": "torch.nn.functional.linear+vllm._C.rms_norm", "attn_post_proj": "torch.nn.functional.linear",
                 "attn_kv_cache_save": "vllm._C_cache_ops.reshape_and_cache_flash",
-                "attn_prefill": "vllm.vllm_flash_attn.flash_attn_varlen_func", "attn_decode": "vllm.vllm_flash_attn.flash_attn_varlen_func",
+                "attn_prefill": "vllm_flash_attn_fa3", "attn_decode": "vllm_flash_attn_fa3",
+                "attn_input_reshape": "torch.Tensor.view", "attn_output_reshape": "torch.Tensor.view",
                 "moe_gating_routing_topk": "vllm.fused_topk", "moe_shuffling": "vllm.moe_align_block_size",
                 "moe_grouped_gemm": "vllm.fused_experts"}
         for op, sh in OPS:
