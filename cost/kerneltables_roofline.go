@@ -1,0 +1,128 @@
+package cost
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ftk-dev/ftk/kerneldb"
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// KernelError is the built-in device model's error against one group of
+// measured kernel-table rows: one table, dtype and kernel source.
+type KernelError struct {
+	Table, Dtype, KernelSource string
+	Rows                       int
+	// MAPE is the mean absolute percentage error of the device model's
+	// time against the measured one; Bias the mean signed error (positive:
+	// the model is slow), both in percent.
+	MAPE, Bias float64
+}
+
+// RooflineVsTable prices every row of t with the built-in device model
+// (spec.Roofline on device d, KERNEL_ONLY, compiled as vLLM runs it) as
+// the simulator would price that kernel, and returns the error per dtype
+// and kernel source. The mapping: a gemm row is a linear op of (M; N, K)
+// in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores; a context
+// attention row of batch b x ISL s is attn_prefill at spec's equivalent
+// sequence (context 0, chunk sqrt(b) x s); a generation row is
+// attn_decode at (batch, KV length - 1); a balanced moe row is the
+// fused-MoE layer as the simulator splits it, moe_shuffling (the
+// alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens;
+// a CUDA-graph custom all-reduce row is all_reduce of message_size bf16
+// elements. Rows of other dtypes (nvfp4, int4, mxfp4), sliding-window
+// attention, skewed routing and eager all-reduce are left out.
+func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
+	r := spec.Roofline{Device: d, Compiled: true}
+	type acc struct {
+		n         int
+		ape, bias float64
+	}
+	groups := map[[3]string]*acc{}
+	add := func(table, dtype, source string, measured, model float64) {
+		k := [3]string{table, dtype, source}
+		a := groups[k]
+		if a == nil {
+			a = &acc{}
+			groups[k] = a
+		}
+		e := (model - measured) / measured * 100
+		a.n++
+		a.ape += math.Abs(e)
+		a.bias += e
+	}
+	for _, g := range t.GEMM {
+		eb, fp8 := 2, false
+		switch g.Dtype {
+		case "bfloat16", "float16":
+		case "fp8", "fp8_block":
+			eb, fp8 = 1, true
+		default:
+			continue
+		}
+		o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: eb, FP8: fp8}
+		add(t.Name, g.Dtype, g.KernelSource, g.LatencyMs, r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly))
+	}
+	for _, a := range t.Attention {
+		if a.WindowSize > 0 || a.AttnDtype != "bfloat16" {
+			continue
+		}
+		eb := 2
+		switch a.KVCacheDtype {
+		case "bfloat16", "float16":
+		case "fp8":
+			eb = 1
+		default:
+			continue
+		}
+		o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
+		var x []float64
+		if a.Context {
+			o.Name = spec.OpAttnPrefill
+			x = []float64{0, math.Sqrt(float64(a.Batch)) * float64(a.ISL)}
+		} else {
+			o.Name = spec.OpAttnDecode
+			x = []float64{float64(a.Batch), float64(a.KVLen() - 1)}
+		}
+		add(t.Name, a.KVCacheDtype, a.KernelSource, a.LatencyMs, r.TimeMs(&o, x, spec.KernelOnly))
+	}
+	for _, m := range t.MoE {
+		if m.Distribution != "balanced" {
+			continue
+		}
+		eb, fp8 := 2, false
+		switch m.Dtype {
+		case "bfloat16", "float16":
+		case "fp8", "fp8_block":
+			eb, fp8 = 1, true
+		default:
+			continue
+		}
+		local := max(m.Experts/m.MoEEP, 1)
+		shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: m.Hidden, TopK: m.TopK,
+			LocalExperts: local, Experts: m.Experts, ElemBytes: 2}
+		gg := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: m.Hidden, ExpertWidth: max(m.InterSize/m.MoETP, 1),
+			LocalExperts: local, Experts: m.Experts, TopK: m.TopK, ElemBytes: eb, FP8: fp8}
+		routed := float64(m.NumTokens) * float64(m.TopK) / float64(m.MoEEP)
+		ms := r.TimeMs(&shuffle, []float64{float64(m.NumTokens)}, spec.KernelOnly) +
+			r.TimeMs(&gg, []float64{routed, math.Ceil(routed / float64(local))}, spec.KernelOnly)
+		add(t.Name, m.Dtype, m.KernelSource, m.LatencyMs, ms)
+	}
+	for _, a := range t.AllReduce {
+		if !a.Graph || a.Dtype != "bfloat16" {
+			continue
+		}
+		o := spec.Op{Name: spec.OpAllReduce, Family: spec.FamilyCollective, Kernels: 1, Workers: a.GPUs, ElemBytes: 2}
+		add(t.Name, a.Dtype, a.KernelSource, a.LatencyMs, r.TimeMs(&o, []float64{float64(a.MessageSize) * 2}, spec.KernelOnly))
+	}
+	out := make([]KernelError, 0, len(groups))
+	for k, a := range groups {
+		out = append(out, KernelError{Table: k[0], Dtype: k[1], KernelSource: k[2], Rows: a.n, MAPE: a.ape / float64(a.n), Bias: a.bias / float64(a.n)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return strings.Join([]string{a.Table, a.Dtype, a.KernelSource}, "\x00") < strings.Join([]string{b.Table, b.Dtype, b.KernelSource}, "\x00")
+	})
+	return out
+}
