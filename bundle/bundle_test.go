@@ -137,7 +137,7 @@ func TestBundleAPI(t *testing.T) {
 	}
 }
 
-// TestBundleFormatAsDocumented reads a bundle the way the README tells a
+// TestBundleFormatAsDocumented reads a bundle the way docs/formats.md tells a
 // pyarrow user to (columns by name, node indices local to their tree, the
 // JSON metadata) and checks that evaluating it by hand gives PredictMs.
 func TestBundleFormatAsDocumented(t *testing.T) {

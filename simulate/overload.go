@@ -63,7 +63,7 @@ func (q *queueTrend) add(nowS float64, waiting int) {
 // waiting queue, not the requests in the system: a stable engine whose
 // running batch is still filling up (E2E long against the run) has a
 // growing system but no growing queue. Both thresholds are guesses, set so that the
-// README's stable examples do not warn and every run at a rate above the
+// documented stable examples do not warn and every run at a rate above the
 // engines' measured throughput does (simulate/overload_test.go).
 const (
 	overloadGrowth = 1.5

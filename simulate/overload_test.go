@@ -79,7 +79,7 @@ func datasetsRun(w runresult.WorkloadConfig) (Source, int, error) {
 
 // A stable engine whose running batch is still filling when the arrivals
 // end (E2E long against the run: qwen3-30b-a3b DP8 at 50 req/s, 500
-// requests; the README's example runs it at 20, where the built-in model's
+// requests; docs/simulate.md's example runs it at 20, where the built-in model's
 // engine now keeps up with about 120 requests in the system) has a growing
 // system but no growing queue: no warning.
 func TestNoOverloadWhileFilling(t *testing.T) {

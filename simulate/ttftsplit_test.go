@@ -90,7 +90,7 @@ func splitTTFT(rows []runresult.RequestMetrics, steps []StepRecord, async bool) 
 // requests: queue_time 73.55 ms, prefill_time 345.85 ms, and a client mean
 // TTFT of 492.94 ms, so 73.54 ms before the engine's queue. ftk's TTFT
 // splits the same way; the parts add up to TTFT, and each stays within a
-// regression guard a few points beyond today's error (README.md, "Where
+// regression guard a few points beyond today's error (docs/host-timeline.md, "Where
 // TTFT comes from": ftk's prefill-heavy steps are priced 1.3-1.5x fast).
 func TestTTFTSplitAgainstServerMetrics(t *testing.T) {
 	p := publicRunNamed(t, "#45709 eager")

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// Exit codes, the same for every command (README "Stage by stage"):
+// Exit codes, the same for every command (README, "What every command does alike"):
 //
 //	0  success
 //	1  input or runtime error: a bad file, a failed write, a failed run
