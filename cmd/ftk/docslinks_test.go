@@ -38,3 +38,22 @@ func TestDocsLinks(t *testing.T) {
 		t.Errorf("%d relative links checked: the link pattern no longer finds them", checked)
 	}
 }
+
+// README.md is a user guide: at most 300 lines, and no dated entries
+// (history lives in git; measured figures in generated pages).
+func TestREADMEIsAGuide(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > 300 {
+		t.Errorf("README.md has %d lines, want at most 300: move detail to a docs/ page", len(lines))
+	}
+	date := regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b`)
+	for i, l := range lines {
+		if d := date.FindString(l); d != "" {
+			t.Errorf("README.md:%d: dated entry %s: the README states what is; history lives in git", i+1, d)
+		}
+	}
+}
