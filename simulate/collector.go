@@ -42,6 +42,7 @@ type collector struct {
 	areaReqS     float64
 	lastChangeS  float64
 	peakInSystem int
+	firstFinishS float64
 	queue        queueTrend
 }
 
@@ -69,6 +70,18 @@ func (c *collector) arrive(q *spec.Request, maxModelLen int) bool {
 		c.write()
 		return false
 	}
+	if q.ArrivalS < c.lastChangeS {
+		// Read late from a held source (Simulation.release): it was in
+		// the system since it arrived; before the first finish every
+		// request read so far was too.
+		c.areaReqS += c.lastChangeS - q.ArrivalS
+		c.inSystem++
+		if c.completed == 0 || q.ArrivalS < c.firstFinishS {
+			c.peakInSystem = max(c.peakInSystem, c.inSystem+c.completed)
+		}
+		c.peakInSystem = max(c.peakInSystem, c.inSystem)
+		return true
+	}
 	c.advance(q.ArrivalS)
 	c.inSystem++
 	c.peakInSystem = max(c.peakInSystem, c.inSystem)
@@ -81,6 +94,9 @@ func (c *collector) finish(r *reqState, nowS float64) {
 	c.inSystem--
 	c.completed++
 	c.lastFinishS = nowS
+	if c.completed == 1 {
+		c.firstFinishS = nowS
+	}
 	c.promptTokens += int64(r.prompt)
 	c.outputTokens += int64(r.generated)
 	t := spec.RequestTimes{ArrivalS: r.arrivalS, FirstTokenS: r.firstTokenS, FinishS: nowS, OutputTokens: int(r.generated)}

@@ -35,6 +35,16 @@ func (q *queueTrend) tick(nowS float64) bool {
 	return true
 }
 
+// heldBehind estimates the requests that arrived after one arriving at
+// arrivalS and read at nowS from a held source (Simulation.release), not
+// yet in any queue: the arrival rate so far times the wait.
+func (q *queueTrend) heldBehind(arrivalS, nowS float64) int {
+	if nowS <= arrivalS || !(q.lastS > q.firstS) {
+		return 0
+	}
+	return int(float64(q.arrivals-1) / (q.lastS - q.firstS) * (nowS - arrivalS))
+}
+
 // record keeps a sample of the waiting queue.
 func (q *queueTrend) record(waiting int) {
 	q.samples = append(q.samples, int32(waiting))

@@ -75,9 +75,21 @@ type Simulation struct {
 	arrivals     []spec.Request
 	freeArrivals []int32
 	prevArrivalS float64
-	err          error
-	ran          bool
+	// holdWaiting is how many requests may wait in the arrival engines'
+	// queues (per engine) before an open-loop source is read no further
+	// (held): the scheduler only ever takes the front of its queue, so
+	// the requests behind them need not exist yet, and an offline batch of
+	// any size runs in memory bounded by what is in flight. held is set
+	// while the source is held; release reads on when the queues drain.
+	holdWaiting int
+	held        bool
+	err         error
+	ran         bool
 }
+
+// holdWaitingMin is the least holdWaiting: a run whose queues never reach
+// it never holds its source.
+const holdWaitingMin = 8192
 
 // New resolves cfg (Resolve) and builds a simulation of it.
 func New(cfg runresult.Config, opts Options) (*Simulation, error) {
@@ -99,7 +111,7 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 		return nil, err
 	}
 	s := &Simulation{cfg: cfg, opts: opts, router: router, col: newCollector(opts.Requests),
-		entry: r.entry, outstanding: make([]int, r.entry)}
+		entry: r.entry, outstanding: make([]int, r.entry), holdWaiting: max(holdWaitingMin, 2*cfg.Engine.MaxNumSeqs)}
 	var costs []*cost.OpCostModel
 	if spare := r.spare.Swap(nil); spare != nil {
 		costs = *spare
@@ -158,6 +170,9 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 			}
 		}
 		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill, localKV)
+		if p.role != RoleDecode {
+			parts.sched.tookWaiting = s.release
+		}
 		s.engines = append(s.engines, newEngine(&s.loop, parts))
 	}
 	if cfg.Mode == runresult.ModeDisaggregated {
@@ -195,11 +210,35 @@ func (s *Simulation) Handle(nowS float64, _, slot int) {
 		} else {
 			s.engines[i].Admit(nowS, q)
 		}
-		if s.col.queue.tick(nowS) {
-			s.col.queue.record(s.waiting())
+		if s.col.queue.tick(q.ArrivalS) {
+			s.col.queue.record(s.waiting() + s.col.queue.heldBehind(q.ArrivalS, nowS))
 		}
 	}
 	if s.fb == nil {
+		if s.queuesFull() {
+			s.held = true
+		} else {
+			s.scheduleNext()
+		}
+	}
+}
+
+// queuesFull reports whether the arrival engines hold holdWaiting requests
+// each, waiting or handed to an engine core between steps.
+func (s *Simulation) queuesFull() bool {
+	n := 0
+	for _, e := range s.engines[:s.entry] {
+		n += e.sched.waiting.len() + len(e.pending)
+	}
+	return n >= s.holdWaiting*s.entry
+}
+
+// release reads a held source on once the queues have room: the arrival
+// is scheduled now, later than it happened, and keeps its own time, so
+// its latencies count the wait.
+func (s *Simulation) release() {
+	if s.held && !s.queuesFull() {
+		s.held = false
 		s.scheduleNext()
 	}
 }
@@ -245,7 +284,7 @@ func (s *Simulation) scheduleNext() bool {
 			s.arrivals = append(s.arrivals, spec.Request{})
 		}
 		s.arrivals[slot] = q
-		s.loop.Schedule(q.ArrivalS, PriorityArrival, s, evArrival, int(slot))
+		s.loop.Schedule(max(q.ArrivalS, s.loop.Now()), PriorityArrival, s, evArrival, int(slot))
 		return true
 	}
 	return false

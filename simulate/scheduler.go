@@ -94,6 +94,10 @@ type scheduler struct {
 	holdKV bool
 	// localKV is newScheduler's: the local-attention layers' blocks.
 	localKV func(tokens int) int
+	// tookWaiting, when set, is called after a schedule that took
+	// requests from the waiting queue (the run then reads arrivals it
+	// held back, see Simulation.release).
+	tookWaiting func()
 }
 
 // newScheduler returns the scheduler of one engine with blocks KV blocks;
@@ -293,6 +297,13 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 	}
 
 	if b.preempted == 0 {
+		if s.tookWaiting != nil {
+			defer func(n int) {
+				if s.waiting.len() < n {
+					s.tookWaiting()
+				}
+			}(s.waiting.len())
+		}
 		for s.waiting.len()+s.ready.len() > 0 && budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
 			queue := &s.waiting
 			if s.ready.len() > 0 {
