@@ -31,6 +31,12 @@ type Meta struct {
 	// empty when the profiles record none. A bundle fitted on plain
 	// PyTorch rows ("torch:...") does not predict vLLM's kernels.
 	KernelSources []string `json:"kernel_sources,omitempty"`
+	// MeasuredAt are the engine limits the training rows were collected
+	// at (nil: not recorded, a third-party profile) and BlockSizes the
+	// KV-cache block sizes of their attention rows; simulate compares its
+	// own with them.
+	MeasuredAt *spec.EngineLimits `json:"engine_limits,omitempty"`
+	BlockSizes []int              `json:"block_sizes,omitempty"`
 	// DataChecksum identifies the training data (the profile dataset's
 	// checksum).
 	DataChecksum string `json:"training_data_checksum"`

@@ -53,7 +53,7 @@ func Estimate(shapes []Shape, m *spec.Model, dev *spec.Device, measurements []st
 		}
 		for k := range s.Ops {
 			o := &s.Ops[k]
-			req := newRequest(m, s, o, spec.CUDAEvent, warmup, repeats)
+			req := newRequest(m, s, o, spec.DefaultBlockSize, spec.CUDAEvent, warmup, repeats) // the page size hardly moves an estimate
 			ms := syn.baseMs(req)
 			if s.GatingContext == spec.GatingPrefillHot && (o.Name == spec.OpMoEGatingLinear || o.Name == spec.OpMoERoutingTopK) {
 				ms += hotPrefix * syn.roof.EventMs(&prefix, []float64{float64(s.Tokens)})
@@ -77,8 +77,8 @@ func WritePlan(w io.Writer, p *Plan, shapes []Shape, dev *spec.Device, measureme
 	for _, l := range c.Layouts {
 		ls = append(ls, l.String())
 	}
-	fmt.Fprintf(w, "plan: %s on %s, layouts %s, limits: %d batched tokens, %d sequences, model length %d\n",
-		c.Model.Name, dev.Name, strings.Join(ls, " "), c.Limits.MaxNumBatchedTokens, c.Limits.MaxNumSeqs, c.Limits.MaxModelLen)
+	fmt.Fprintf(w, "plan: %s on %s, layouts %s, limits: %d batched tokens, %d sequences, model length %d, block size %d\n",
+		c.Model.Name, dev.Name, strings.Join(ls, " "), c.Limits.MaxNumBatchedTokens, c.Limits.MaxNumSeqs, c.Limits.MaxModelLen, c.Limits.BlockSize)
 	fmt.Fprintf(w, "measurements: %s; %d warmup + %d timed repetitions per operator\n", strings.Join(measurements, ", "), warmup, repeats)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "FAMILY\tSHAPES\tREQUESTS\tEST. GPU TIME\t")

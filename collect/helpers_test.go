@@ -45,10 +45,10 @@ func mustDevice(t testing.TB, name string) *spec.Device {
 }
 
 // defaultLimits are the engine limits ftk uses by default.
-var defaultLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 4096}
+var defaultLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 4096, BlockSize: spec.DefaultBlockSize}
 
 // smallLimits keep test sweeps to a few hundred shapes.
-var smallLimits = spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 4, MaxModelLen: 48}
+var smallLimits = spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 4, MaxModelLen: 48, BlockSize: spec.DefaultBlockSize}
 
 func planConfig(m *spec.Model, lim spec.EngineLimits, layouts []spec.Layout, fams ...spec.Family) PlanConfig {
 	if len(fams) == 0 {

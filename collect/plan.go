@@ -100,19 +100,6 @@ type Plan struct {
 	Shapes []Shape
 }
 
-// validateLimits checks engine limits for planning.
-func validateLimits(l spec.EngineLimits) error {
-	switch {
-	case l.MaxNumBatchedTokens < 1:
-		return fmt.Errorf("engine limits: max_num_batched_tokens must be at least 1, got %d", l.MaxNumBatchedTokens)
-	case l.MaxNumSeqs < 1:
-		return fmt.Errorf("engine limits: max_num_seqs must be at least 1, got %d", l.MaxNumSeqs)
-	case l.MaxModelLen < 2:
-		return fmt.Errorf("engine limits: max_model_len must be at least 2, got %d", l.MaxModelLen)
-	}
-	return nil
-}
-
 // NewPlan derives the shapes of a sweep from the model, the layouts and
 // the engine limits: the same query domain fit --check-coverage checks
 // (spec.QueryDomain), sampled on the grids of grid.go.
@@ -120,7 +107,8 @@ func NewPlan(c PlanConfig) (*Plan, error) {
 	if c.Model == nil {
 		return nil, fmt.Errorf("plan: no model")
 	}
-	if err := validateLimits(c.Limits); err != nil {
+	var err error
+	if c.Limits, err = c.Limits.Resolve(c.Model); err != nil {
 		return nil, err
 	}
 	if c.All2AllBackend != "" && !slices.Contains(spec.All2AllBackends(), c.All2AllBackend) {

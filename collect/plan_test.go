@@ -19,9 +19,9 @@ func TestPlanCoversQueryDomain(t *testing.T) {
 		{"qwen3-30b-a3b", []spec.Layout{{TP: 8, EP: 8}}, defaultLimits},
 		{"qwen3-30b-a3b", []spec.Layout{{TP: 1}, {TP: 2, EP: 2}, {TP: 4, EP: 8, DP: 2}}, defaultLimits},
 		{"llama-3.1-8b", []spec.Layout{{TP: 1}, {TP: 2, PP: 2}}, defaultLimits},
-		{"mixtral-8x7b", []spec.Layout{{TP: 2, EP: 2}}, spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 512, MaxModelLen: 32768}},
+		{"mixtral-8x7b", []spec.Layout{{TP: 2, EP: 2}}, spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 512, MaxModelLen: 32768, BlockSize: spec.DefaultBlockSize}},
 		{"deepseek-v3", []spec.Layout{{TP: 8, EP: 8}}, defaultLimits},
-		{"phi-tiny-moe", []spec.Layout{{TP: 1}}, spec.EngineLimits{MaxNumBatchedTokens: 512, MaxNumSeqs: 1, MaxModelLen: 2}},
+		{"phi-tiny-moe", []spec.Layout{{TP: 1}}, spec.EngineLimits{MaxNumBatchedTokens: 512, MaxNumSeqs: 1, MaxModelLen: 2, BlockSize: spec.DefaultBlockSize}},
 	} {
 		m := mustModel(t, tc.model)
 		p, err := NewPlan(planConfig(m, tc.lim, tc.layouts))

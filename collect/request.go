@@ -90,12 +90,10 @@ type OpShape struct {
 	DecodeTokens  int `json:"num_decode_tokens,omitempty"`
 }
 
-// attentionBlockSize is the KV-cache page size the attention shapes use
-// (vLLM's default).
-const attentionBlockSize = 16
-
-// newRequest builds the request that times operator o of shape s.
-func newRequest(m *spec.Model, s *Shape, o *spec.Op, measurement string, warmup, repeats int) *Request {
+// newRequest builds the request that times operator o of shape s; the
+// attention shapes' KV cache is paged in blocks of blockSize tokens (the
+// sweep's engine limit).
+func newRequest(m *spec.Model, s *Shape, o *spec.Op, blockSize int, measurement string, warmup, repeats int) *Request {
 	sh := OpShape{
 		Kernels: o.Kernels, K: o.K, N: o.N, Width: o.Width, Hidden: m.HiddenSize, ElemBytes: o.ElemBytes,
 		TP: s.Layout.TP, Tokens: s.Tokens, QKNorm: m.QKNorm,
@@ -106,7 +104,7 @@ func newRequest(m *spec.Model, s *Shape, o *spec.Op, measurement string, warmup,
 	}
 	switch o.Family {
 	case spec.FamilyAttention:
-		sh.BlockSize = attentionBlockSize
+		sh.BlockSize = blockSize
 		sh.PrefillChunks, sh.PrefillContexts, sh.DecodeContexts = s.PrefillChunks, s.PrefillContexts, s.DecodeContexts
 	case spec.FamilyMoE:
 		sh.NumExperts, sh.TopK = m.NumExperts, m.TopK

@@ -113,7 +113,7 @@ func (rm *rowMaker) linearValues(v map[string]string, s *Shape) {
 func (rm *rowMaker) attentionValues(v map[string]string, r *result) {
 	m, s := rm.model, r.shape
 	v[profilecsv.ColNEmbd], v[profilecsv.ColNQHead], v[profilecsv.ColNKVHead] = itoa(m.HiddenSize), itoa(m.NumHeads), itoa(m.NumKVHeads)
-	v[profilecsv.ColBlockSize], v[profilecsv.ColMaxModelLen] = itoa(attentionBlockSize), itoa(rm.limits.MaxModelLen)
+	v[profilecsv.ColBlockSize], v[profilecsv.ColMaxModelLen] = itoa(rm.limits.BlockSize), itoa(rm.limits.MaxModelLen)
 	v[profilecsv.ColAttentionBackend] = "SYNTHETIC_ROOFLINE"
 	if resp := r.resp[spec.OpAttnPrefill]; resp != nil {
 		v[profilecsv.ColAttentionBackend] = strings.ToUpper(resp.Impl)

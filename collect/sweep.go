@@ -115,6 +115,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Repeats < 1 {
 		return nil, fmt.Errorf("repeats must be at least 1, got %d", o.Repeats)
 	}
+	if o.Plan.Model != nil { // the rows and ftk-collect.yaml record the resolved limits
+		var err error
+		if o.Plan.Limits, err = o.Plan.Limits.Resolve(o.Plan.Model); err != nil {
+			return nil, err
+		}
+	}
 	s := &sweep{o: o}
 	defer s.closeNVML()
 	if err := s.resolveBackend(ctx); err != nil {
@@ -453,7 +459,7 @@ func (s *sweep) measureOnce(ctx context.Context, worker int, b Backend, sh *Shap
 		if o.Name == spec.OpIssueGraph && measurement == spec.CPUTime {
 			continue // a CPU has no CUDA graph to replay: the column stays blank
 		}
-		req := newRequest(s.o.Plan.Model, sh, o, measurement, s.o.Warmup, s.o.Repeats)
+		req := newRequest(s.o.Plan.Model, sh, o, s.o.Plan.Limits.BlockSize, measurement, s.o.Warmup, s.o.Repeats)
 		if s.o.Torch.GraphTiming && req.Timing == TimingKernelOnly {
 			req.Timing = TimingCUDAGraph
 		}

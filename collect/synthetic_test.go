@@ -13,7 +13,7 @@ func measureOp(t *testing.T, b *Synthetic, m *spec.Model, p *Plan, pick func(*Sh
 	for i := range p.Shapes {
 		s := &p.Shapes[i]
 		if o := s.Op(op); o != nil && pick(s) {
-			resp, err := b.Measure(context.Background(), newRequest(m, s, o, measurement, 5, 20))
+			resp, err := b.Measure(context.Background(), newRequest(m, s, o, spec.DefaultBlockSize, measurement, 5, 20))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestSyntheticHostRows(t *testing.T) {
 		s := &p.Shapes[i]
 		for k := range s.Ops {
 			o := &s.Ops[k]
-			resp, err := b.Measure(context.Background(), newRequest(m, s, o, spec.HostWall, 0, 50))
+			resp, err := b.Measure(context.Background(), newRequest(m, s, o, spec.DefaultBlockSize, spec.HostWall, 0, 50))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 // torchLimits keep CPU torch sweeps to seconds.
-var torchLimits = spec.EngineLimits{MaxNumBatchedTokens: 8, MaxNumSeqs: 2, MaxModelLen: 8}
+var torchLimits = spec.EngineLimits{MaxNumBatchedTokens: 8, MaxNumSeqs: 2, MaxModelLen: 8, BlockSize: spec.DefaultBlockSize}
 
 // needTorch returns a Python with torch. These tests measure the real
 // worker code and fail without it: CI installs Debian's python3-torch.
@@ -138,7 +138,7 @@ func TestTorchWorkerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &p.Shapes[0]
-	req := newRequest(m, s, s.Op(spec.OpAttnPreProj), spec.CPUTime, 0, 2)
+	req := newRequest(m, s, s.Op(spec.OpAttnPreProj), spec.DefaultBlockSize, spec.CPUTime, 0, 2)
 	ctx := context.Background()
 	if _, err := b.Measure(ctx, req); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,13 @@ func (p bundlePredictors) Provenance() (device string, backends []string) {
 // bundle's rows.
 func (p bundlePredictors) KernelSources() []string { return p.b.Meta().KernelSources }
 
+// MeasuredAt implements measured: the engine limits and block sizes the
+// bundle's profiles were measured at.
+func (p bundlePredictors) MeasuredAt() (*spec.EngineLimits, []int) {
+	m := p.b.Meta()
+	return m.MeasuredAt, m.BlockSizes
+}
+
 // LoadBundle opens the fit model bundle at path for a simulation of model
 // on device, refusing a bundle fitted for another device or model.
 func LoadBundle(path string, model *spec.Model, device *spec.Device) (PredictorSet, error) {

@@ -20,7 +20,7 @@ func TestLocalAttentionCapsContext(t *testing.T) {
 		WeightBytes: 2, KVBytes: 2, AttentionWindow: 1024, GlobalAttentionEvery: 2, MaxPosition: 65536}
 	global := *local
 	global.AttentionWindow, global.GlobalAttentionEvery = 0, 0
-	limits := spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 64, MaxModelLen: 65536}
+	limits := spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 64, MaxModelLen: 65536, BlockSize: spec.DefaultBlockSize}
 	step := func(m *spec.Model, ctx int) float64 {
 		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: limits})
 		if err != nil {

@@ -131,7 +131,7 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	if c.Predictors != nil {
 		cm.measurement = bundleMeasurement(c.Predictors)
 		cm.label = fmt.Sprintf("bundle %s (%s predictors; roofline for ops it lacks)", c.BundleName, cm.measurement)
-		cm.profiles = profilesOf(c.Predictors)
+		cm.profiles = profilesOf(c.Predictors, c.Limits)
 	} else {
 		cm.label = fmt.Sprintf("roofline: built-in %s device model (not measured)", c.Device.Name)
 		cm.profiles = rooflineProfiles(c.Device.Name)

@@ -60,7 +60,7 @@ func domainSet(m *spec.Model, l spec.Layout, lim spec.EngineLimits, measurement 
 	return s
 }
 
-var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}
+var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192, BlockSize: spec.DefaultBlockSize}
 
 // Every predictor the cost model asks for is a key spec.QueryDomain
 // samples, so collect, fit --check-coverage and simulate agree.

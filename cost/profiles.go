@@ -16,6 +16,13 @@ type Profiles struct {
 	// Both empty without a bundle.
 	KernelSources []string `json:"kernel_sources,omitempty"`
 	KernelsLabel  string   `json:"kernels_label,omitempty"`
+	// MeasuredAt and BlockSizes are the engine limits and KV-cache block
+	// sizes the bundle's profiles were measured at (as recorded); Limits
+	// says, naming both values, where the simulation's own differ
+	// (spec.EngineLimits.Beyond).
+	MeasuredAt *spec.EngineLimits `json:"engine_limits,omitempty"`
+	BlockSizes []int              `json:"block_sizes,omitempty"`
+	Limits     []string           `json:"limit_notes,omitempty"`
 }
 
 // kernelSourced is a PredictorSet that knows the kernels its rows timed
@@ -36,8 +43,15 @@ type provenanced interface {
 	Provenance() (device string, backends []string)
 }
 
-// profilesOf describes the profiles behind a predictor set.
-func profilesOf(ps PredictorSet) Profiles {
+// measured is a PredictorSet that knows the engine limits and block sizes
+// its profiles were measured at (a fit bundle).
+type measured interface {
+	MeasuredAt() (*spec.EngineLimits, []int)
+}
+
+// profilesOf describes the profiles behind a predictor set and compares
+// the limits of the simulation with theirs.
+func profilesOf(ps PredictorSet, lim spec.EngineLimits) Profiles {
 	p, ok := ps.(provenanced)
 	if !ok {
 		return Profiles{Label: "predictors given by the caller (profiling backend unknown)"}
@@ -50,6 +64,10 @@ func profilesOf(ps PredictorSet) Profiles {
 	if k, ok := ps.(kernelSourced); ok {
 		out.KernelSources = k.KernelSources()
 		out.KernelsLabel = spec.KernelSourcesLabel(out.KernelSources)
+	}
+	if m, ok := ps.(measured); ok {
+		out.MeasuredAt, out.BlockSizes = m.MeasuredAt()
+		out.Limits = lim.Beyond(out.MeasuredAt, out.BlockSizes)
 	}
 	return out
 }

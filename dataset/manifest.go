@@ -83,8 +83,14 @@ type Manifest struct {
 	DuplicatedShapes int          `json:"duplicated_shapes"`
 	Conflicts        []Conflict   `json:"conflicts"`
 	Files            []OutputFile `json:"files"`
-	Inputs           []Input      `json:"inputs"`
-	Notes            []string     `json:"notes"`
+	// MeasuredAt is the widest engine limits the inputs record (each
+	// field the largest of the inputs'; nil when none records them) and
+	// BlockSizes the KV-cache block sizes of its attention rows: what a
+	// simulation from this dataset can be compared with.
+	MeasuredAt *spec.EngineLimits `json:"engine_limits,omitempty"`
+	BlockSizes []int              `json:"block_sizes,omitempty"`
+	Inputs     []Input            `json:"inputs"`
+	Notes      []string           `json:"notes"`
 }
 
 // OutputFile is one Arrow IPC file of the dataset.
@@ -122,8 +128,14 @@ type Input struct {
 	// (its kernel_source column), sorted.
 	KernelSources []string `json:"kernel_sources,omitempty"`
 	Shard         string   `json:"shard,omitempty"`
-	RowsIn        int      `json:"rows_in"`  // data records in the file
-	RowsOut       int      `json:"rows_out"` // records that gave at least one sample
+	// EngineLimits are the limits the ftk-collect.yaml beside the file says
+	// its sweep was planned to (nil: not recorded, a third-party profile);
+	// BlockSizes the distinct block_size cells of an attention file (the
+	// KV-cache page size its attention kernels ran with).
+	EngineLimits *spec.EngineLimits `json:"engine_limits,omitempty"`
+	BlockSizes   []int              `json:"block_sizes,omitempty"`
+	RowsIn       int                `json:"rows_in"`  // data records in the file
+	RowsOut      int                `json:"rows_out"` // records that gave at least one sample
 	// DuplicateRows counts records dropped because an earlier record of the
 	// file has exactly the same cells (a sweep appended twice);
 	// DuplicateLines lists the first of them.

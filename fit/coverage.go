@@ -87,11 +87,11 @@ func CheckCoverage(b *bundle.Bundle, req CoverageRequest) (*CoverageReport, erro
 	if err := req.Layout.Validate(req.Model); err != nil {
 		return nil, fmt.Errorf("coverage: %w", err)
 	}
-	lim := req.Limits
-	if lim.MaxNumBatchedTokens < 1 || lim.MaxNumSeqs < 1 || lim.MaxModelLen < 1 {
-		return nil, fmt.Errorf("coverage: engine limits must be positive (max-num-batched-tokens %d, max-num-seqs %d, max-model-len %d)",
-			lim.MaxNumBatchedTokens, lim.MaxNumSeqs, lim.MaxModelLen)
+	lim, err := req.Limits.Resolve(req.Model)
+	if err != nil {
+		return nil, fmt.Errorf("coverage: %w", err)
 	}
+	req.Limits = lim
 	if req.GapRatio == 0 {
 		req.GapRatio = DefaultGapRatio
 	}

@@ -26,7 +26,7 @@ func TestCoverageH800TinyFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := CheckCoverage(b, CoverageRequest{Model: m, Layout: spec.Layout{TP: 1},
-		Limits: spec.EngineLimits{MaxNumBatchedTokens: 4096, MaxNumSeqs: 64, MaxModelLen: 4096}, Device: b.Device()})
+		Limits: spec.EngineLimits{MaxNumBatchedTokens: 4096, MaxNumSeqs: 64, MaxModelLen: 4096, BlockSize: spec.DefaultBlockSize}, Device: b.Device()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,11 @@ func TestCoverageMissingTP(t *testing.T) {
 	}
 	m, _ := spec.LookupModel("qwen3-30b-a3b-tiny")
 	if _, err := CheckCoverage(b, CoverageRequest{Model: m, Layout: spec.Layout{TP: 3},
-		Limits: spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 8, MaxModelLen: 128}}); err == nil {
+		Limits: spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 8, MaxModelLen: 128, BlockSize: spec.DefaultBlockSize}}); err == nil {
 		t.Error("TP=3 of 32 heads accepted")
 	}
 	rep, err := CheckCoverage(b, CoverageRequest{Model: m, Layout: spec.Layout{TP: 16},
-		Limits: spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 8, MaxModelLen: 128}})
+		Limits: spec.EngineLimits{MaxNumBatchedTokens: 64, MaxNumSeqs: 8, MaxModelLen: 128, BlockSize: spec.DefaultBlockSize}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +147,12 @@ func TestCoverageCoveringDatasetPasses(t *testing.T) {
 	m, _ := spec.LookupModel("qwen3-30b-a3b")
 	dev, _ := spec.LookupDevice("h100")
 	l := spec.Layout{TP: 2, EP: 2}
-	lim := spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 64, MaxModelLen: 2048}
+	lim := spec.EngineLimits{MaxNumBatchedTokens: 2048, MaxNumSeqs: 64, MaxModelLen: 2048, BlockSize: spec.DefaultBlockSize}
 	b, err := Fit(coveringSet(m, l, lim, dev), Options{Seed: 1, Trees: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []spec.EngineLimits{lim, {MaxNumBatchedTokens: 512, MaxNumSeqs: 16, MaxModelLen: 1024}} {
+	for _, q := range []spec.EngineLimits{lim, {MaxNumBatchedTokens: 512, MaxNumSeqs: 16, MaxModelLen: 1024, BlockSize: spec.DefaultBlockSize}} {
 		rep, err := CheckCoverage(b, CoverageRequest{Model: m, Layout: l, Limits: q, Device: "h100"})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestCoverageCoveringDatasetPasses(t *testing.T) {
 		}
 	}
 	// Twice the token budget leaves the domain.
-	rep, _ := CheckCoverage(b, CoverageRequest{Model: m, Layout: l, Limits: spec.EngineLimits{MaxNumBatchedTokens: 4096, MaxNumSeqs: 64, MaxModelLen: 2048}})
+	rep, _ := CheckCoverage(b, CoverageRequest{Model: m, Layout: l, Limits: spec.EngineLimits{MaxNumBatchedTokens: 4096, MaxNumSeqs: 64, MaxModelLen: 2048, BlockSize: spec.DefaultBlockSize}})
 	if rep.OK() {
 		t.Error("a budget twice the sampled one passes")
 	}

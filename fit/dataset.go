@@ -54,6 +54,7 @@ func FromDatasetOf(ds *dataset.Dataset, measurement, model string) (*TrainingSet
 		backendOf[in.Path] = in.Backend
 	}
 	backends := map[string]bool{}
+	used := map[string]bool{} // inputs that gave a training row
 	for _, s := range ds.Samples {
 		if s.Key.Measurement != measurement {
 			continue
@@ -64,6 +65,7 @@ func FromDatasetOf(ds *dataset.Dataset, measurement, model string) (*TrainingSet
 		if b := backendOf[s.Source]; b != "" {
 			backends[b] = true
 		}
+		used[s.Source] = true
 		if !(s.MedianMs >= 0) || math.IsInf(s.MedianMs, 0) {
 			return nil, fmt.Errorf("fit: %s line %d: %s median %v ms is not a time", s.Source, s.Line, s.Key, s.MedianMs)
 		}
@@ -108,6 +110,13 @@ func FromDatasetOf(ds *dataset.Dataset, measurement, model string) (*TrainingSet
 	for i := range ts.Ops {
 		slices.Sort(ts.Ops[i].KernelSources)
 	}
+	var inputs []dataset.Input
+	for _, in := range ds.Manifest.Inputs {
+		if used[in.Path] {
+			inputs = append(inputs, in)
+		}
+	}
+	ts.MeasuredAt, ts.BlockSizes = dataset.MeasuredAt(inputs)
 	ts.sortOps()
 	return ts, nil
 }

@@ -132,8 +132,8 @@ func Fit(ts *TrainingSet, opt Options) (*bundle.Bundle, error) {
 	meta := bundle.Meta{
 		Format: bundle.Format, SchemaVersion: bundle.SchemaVersion,
 		Device: ts.Device, Model: ts.Model, Measurement: ts.Measurement, DataChecksum: checksum,
-		ProfilingBackends: ts.Backends,
-		Seed:              opt.Seed, Folds: opt.Folds, HoldoutFraction: opt.HoldoutFraction,
+		ProfilingBackends: ts.Backends, MeasuredAt: ts.MeasuredAt, BlockSizes: ts.BlockSizes,
+		Seed: opt.Seed, Folds: opt.Folds, HoldoutFraction: opt.HoldoutFraction,
 		Repeats: opt.Repeats, DisagreeRatio: bundle.DisagreeRatio, MinShapes: opt.MinShapes,
 		Prediction: predictionNote,
 	}

@@ -60,7 +60,7 @@ func TestFallbackMonotone(t *testing.T) {
 			if l.Validate(m) != nil {
 				continue
 			}
-			for _, e := range spec.QueryDomain(m, l, spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}) {
+			for _, e := range spec.QueryDomain(m, l, spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192, BlockSize: spec.DefaultBlockSize}) {
 				op, _ := bundle.OpShape(m, e.Key)
 				if op == nil {
 					t.Fatalf("%s %s: no shape for %s", name, l, e.Key)

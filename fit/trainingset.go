@@ -47,7 +47,12 @@ type TrainingSet struct {
 	// Backends are the profiling backends of the rows (spec.Profile*:
 	// synthetic, torch-cpu, gpu), sorted; the bundle records them.
 	Backends []string
-	Ops      []OpRows
+	// MeasuredAt and BlockSizes are the engine limits and KV-cache block
+	// sizes the rows were measured at (dataset.MeasuredAt of the inputs
+	// they came from); the bundle records them.
+	MeasuredAt *spec.EngineLimits
+	BlockSizes []int
+	Ops        []OpRows
 }
 
 // sortOps orders the operators by key.

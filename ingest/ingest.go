@@ -117,6 +117,7 @@ func read(paths []string, opt Options) (*build, error) {
 		if err := profilingBackend(&in, p, tab, org); err != nil {
 			return nil, err
 		}
+		measuredAt(&in, p, org)
 		if in.Device == "" {
 			return nil, &RowError{Path: f, Msg: fmt.Sprintf("cannot tell the device: no --device flag, no YAML with a device: key beside it, and no device name (%s) in its path", strings.Join(spec.DeviceNames(), ", "))}
 		}
@@ -137,6 +138,7 @@ func read(paths []string, opt Options) (*build, error) {
 	b := assemble(inputs, all, tab)
 	b.m.IdenticalFiles = identical
 	b.m.Backends = backends(inputs)
+	b.m.MeasuredAt, b.m.BlockSizes = dataset.MeasuredAt(b.m.Inputs)
 	b.bytes = total
 	return b, nil
 }

@@ -34,6 +34,7 @@ type collectMeta struct {
 	device, model, backend, sweep string
 	measurements                  []string
 	shardI, shardN                int
+	limits                        *spec.EngineLimits // engine_limits, nil when absent
 }
 
 // dirMeta is what the YAML files of one folder say.
@@ -210,6 +211,10 @@ func parseCollect(path string, doc map[string]any) (*collectMeta, error) {
 		}
 	}
 	sort.Strings(c.measurements)
+	var err error
+	if c.limits, err = parseLimits(path, doc["engine_limits"]); err != nil {
+		return nil, err
+	}
 	if s := str("shard"); s != "" {
 		i, n, ok := strings.Cut(s, "/")
 		a, e1 := strconv.Atoi(strings.TrimSpace(i))

@@ -46,10 +46,10 @@ type Config struct {
 // EngineConfig holds the vLLM engine options the simulator honours, named
 // as vLLM names them.
 type EngineConfig struct {
-	// MaxModelLen zero means spec.ResolveMaxModelLen's default:
-	// min(model's max_position_embeddings, spec.DefaultMaxModelLen).
+	// EngineLimits (max_num_batched_tokens, max_num_seqs, max_model_len,
+	// block_size) are spec's, resolved and checked by
+	// spec.EngineLimits.Resolve.
 	spec.EngineLimits    `yaml:",inline"`
-	BlockSize            int     `json:"block_size" yaml:"block_size"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization" yaml:"gpu_memory_utilization"`
 	// LongPrefillTokenThreshold caps the prompt tokens one request may
 	// schedule in one step (0: no cap).
@@ -133,8 +133,7 @@ func DefaultConfig() Config {
 		Device: "h100",
 		Layout: spec.Layout{TP: 1, PP: 1, EP: 1, DP: 1},
 		Engine: EngineConfig{
-			EngineLimits:         spec.EngineLimits{MaxNumBatchedTokens: spec.DefaultMaxNumBatchedTokens, MaxNumSeqs: spec.DefaultMaxNumSeqs},
-			BlockSize:            16,
+			EngineLimits:         spec.DefaultEngineLimits(),
 			GPUMemoryUtilization: 0.9,
 			EnableChunkedPrefill: true,
 			EnablePrefixCaching:  true,
@@ -179,16 +178,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Model == "":
 		return ErrNoModel
-	case e.MaxNumBatchedTokens < 1:
-		return bad("max_num_batched_tokens must be at least 1, got %d", e.MaxNumBatchedTokens)
-	case e.MaxNumSeqs < 1:
-		return bad("max_num_seqs must be at least 1, got %d", e.MaxNumSeqs)
-	case e.MaxNumBatchedTokens < e.MaxNumSeqs:
-		return bad("max_num_batched_tokens (%d) must be at least max_num_seqs (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxNumSeqs)
-	case e.MaxModelLen < 0:
-		return bad("max_model_len must not be negative, got %d", e.MaxModelLen)
-	case e.BlockSize < 1:
-		return bad("block_size must be at least 1, got %d", e.BlockSize)
+	case e.EngineLimits.Validate() != nil:
+		return bad("%v", e.EngineLimits.Validate())
 	case !(e.GPUMemoryUtilization > 0 && e.GPUMemoryUtilization <= 1):
 		return bad("gpu_memory_utilization must be in (0, 1], got %g", e.GPUMemoryUtilization)
 	case e.LongPrefillTokenThreshold < 0:

@@ -1,6 +1,7 @@
 package runresult
 
 import (
+	"math"
 	"slices"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -53,6 +54,7 @@ type RequestMetrics struct {
 type Stats struct {
 	Count              int     `json:"count"`
 	Mean               float64 `json:"mean"`
+	Std                float64 `json:"std"` // population standard deviation, exact
 	P50                float64 `json:"p50"`
 	P90                float64 `json:"p90"`
 	P95                float64 `json:"p95"`
@@ -70,7 +72,12 @@ func StatsOf(v []float64) Stats {
 	for _, x := range v {
 		sum += x
 	}
-	return Stats{Count: len(v), Mean: sum / float64(len(v)),
+	mean := sum / float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return Stats{Count: len(v), Mean: mean, Std: math.Sqrt(ss / float64(len(v))),
 		P50: spec.PercentileSorted(v, 50), P90: spec.PercentileSorted(v, 90),
 		P95: spec.PercentileSorted(v, 95), P99: spec.PercentileSorted(v, 99)}
 }

@@ -9,6 +9,7 @@ import "encoding/json"
 type statsJSON struct {
 	Count              int      `json:"count"`
 	Mean               *float64 `json:"mean"`
+	Std                *float64 `json:"std"`
 	P50                *float64 `json:"p50"`
 	P90                *float64 `json:"p90"`
 	P95                *float64 `json:"p95"`
@@ -20,7 +21,7 @@ type statsJSON struct {
 func (s Stats) MarshalJSON() ([]byte, error) {
 	j := statsJSON{Count: s.Count, PercentileErrorPct: s.PercentileErrorPct}
 	if s.Count > 0 {
-		j.Mean, j.P50, j.P90, j.P95, j.P99 = &s.Mean, &s.P50, &s.P90, &s.P95, &s.P99
+		j.Mean, j.Std, j.P50, j.P90, j.P95, j.P99 = &s.Mean, &s.Std, &s.P50, &s.P90, &s.P95, &s.P99
 	}
 	return json.Marshal(j)
 }
@@ -37,7 +38,7 @@ func (s *Stats) UnmarshalJSON(data []byte) error {
 		}
 		return *p
 	}
-	*s = Stats{Count: j.Count, Mean: val(j.Mean), P50: val(j.P50), P90: val(j.P90), P95: val(j.P95), P99: val(j.P99),
+	*s = Stats{Count: j.Count, Mean: val(j.Mean), Std: val(j.Std), P50: val(j.P50), P90: val(j.P90), P95: val(j.P95), P99: val(j.P99),
 		PercentileErrorPct: j.PercentileErrorPct}
 	return nil
 }

@@ -177,6 +177,9 @@ func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
 	if l := cm.Profiles.KernelsLabel; l != "" {
 		fmt.Fprintf(tw, "%skernels\t%s\n", prefix, l)
 	}
+	for _, n := range cm.Profiles.Limits {
+		fmt.Fprintf(tw, "%sprofiled limits\t%s\n", prefix, n)
+	}
 	if n := len(cm.RooflineFallbacks); n > 0 {
 		fmt.Fprintf(tw, "%sroofline fallbacks\t%d ops the bundle lacks (listed in summary.json)\n", prefix, n)
 	}

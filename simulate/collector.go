@@ -12,7 +12,7 @@ func histStats(h *Histogram) runresult.Stats {
 	if h.Count() == 0 {
 		return runresult.Stats{}
 	}
-	return runresult.Stats{Count: int(h.Count()), Mean: h.Mean(), P50: h.Percentile(50), P90: h.Percentile(90),
+	return runresult.Stats{Count: int(h.Count()), Mean: h.Mean(), Std: h.Std(), P50: h.Percentile(50), P90: h.Percentile(90),
 		P95: h.Percentile(95), P99: h.Percentile(99), PercentileErrorPct: HistogramErrorPct}
 }
 

@@ -182,7 +182,7 @@ func lookup(t *testing.T, model, device string) (*spec.Model, *spec.Device) {
 	return m, d
 }
 
-var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192}
+var testLimits = spec.EngineLimits{MaxNumBatchedTokens: 8192, MaxNumSeqs: 256, MaxModelLen: 8192, BlockSize: spec.DefaultBlockSize}
 
 // openSource opens w's arrivals as the command line does (datasets.OpenRun).
 func openSource(w runresult.WorkloadConfig) (Source, int, error) {

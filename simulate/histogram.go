@@ -15,6 +15,7 @@ type Histogram struct {
 	zeros    uint64
 	n        uint64
 	sum      float64
+	sumSq    float64 // for the standard deviation
 	min, max float64
 }
 
@@ -69,6 +70,7 @@ func (h *Histogram) Add(v float64) {
 	}
 	h.n++
 	h.sum += v
+	h.sumSq += v * v
 	h.min = math.Min(h.min, v)
 	h.max = math.Max(h.max, v)
 }
@@ -82,6 +84,16 @@ func (h *Histogram) Mean() float64 {
 		return math.NaN()
 	}
 	return h.sum / float64(h.n)
+}
+
+// Std is the population standard deviation (numpy's np.std, as vllm bench
+// serve reports it) from the exact sums, NaN when empty.
+func (h *Histogram) Std() float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	m := h.sum / float64(h.n)
+	return math.Sqrt(math.Max(0, h.sumSq/float64(h.n)-m*m))
 }
 
 // Max is the largest value added, -Inf when empty.

@@ -76,6 +76,9 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
+	if name, ok := spec.CanonicalModelName(cfg.Model); ok {
+		cfg.Model = name // an alias or Hugging Face id is recorded as the catalog name
+	}
 	if m, err = m.WithKVCacheDtype(cfg.Engine.KVCacheDtype); err != nil {
 		return nil, err
 	}
@@ -92,11 +95,8 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		cfg.Mode = runresult.ModeColocated
 	}
 	e := &cfg.Engine
-	if err := spec.CheckMaxModelLen(m, e.MaxModelLen); err != nil {
+	if e.EngineLimits, err = e.EngineLimits.Resolve(m); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
-	}
-	if e.MaxModelLen == 0 {
-		e.MaxModelLen = spec.ResolveMaxModelLen(m, 0)
 	}
 	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)

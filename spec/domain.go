@@ -2,14 +2,6 @@ package spec
 
 import "math"
 
-// EngineLimits are the serving-engine settings that bound what a simulation
-// asks of the operator predictors.
-type EngineLimits struct {
-	MaxNumBatchedTokens int `json:"max_num_batched_tokens" yaml:"max_num_batched_tokens"`
-	MaxNumSeqs          int `json:"max_num_seqs" yaml:"max_num_seqs"`
-	MaxModelLen         int `json:"max_model_len" yaml:"max_model_len"`
-}
-
 // Range is a closed interval of one feature.
 type Range struct{ Min, Max float64 }
 

@@ -11,7 +11,11 @@ import (
 // Model is a decoder-only transformer architecture, the subset of a Hugging
 // Face config.json that decides cost and memory.
 type Model struct {
-	Name         string `json:"name"`
+	Name string `json:"name"`
+	// HubID is the Hugging Face repository of a catalog model
+	// (meta-llama/Llama-3.1-8B-Instruct), which resolves to it as its
+	// catalog name does; "" for a model read from a config.json.
+	HubID        string `json:"hub_id,omitempty"`
 	Architecture string `json:"architecture"` // e.g. Qwen3MoeForCausalLM
 	ModelType    string `json:"model_type"`
 
@@ -135,7 +139,8 @@ func LookupModel(nameOrPath string) (*Model, error) {
 	if m, ok := catalogModel(nameOrPath); ok {
 		return m, nil
 	}
-	if strings.HasSuffix(nameOrPath, ".json") || strings.ContainsRune(nameOrPath, os.PathSeparator) {
+	_, statErr := os.Stat(nameOrPath)
+	if strings.HasSuffix(nameOrPath, ".json") || statErr == nil {
 		data, err := os.ReadFile(nameOrPath)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", nameOrPath, err)
@@ -146,5 +151,5 @@ func LookupModel(nameOrPath string) (*Model, error) {
 		}
 		return ParseConfig(name, data)
 	}
-	return nil, fmt.Errorf("%w %q: not in the catalog (%s) and not a config.json path", ErrUnknownModel, nameOrPath, strings.Join(ModelNames(), ", "))
+	return nil, fmt.Errorf("%w %q: not in the catalog (%s, or their Hugging Face ids: see 'ftk models list') and not a config.json path", ErrUnknownModel, nameOrPath, strings.Join(ModelNames(), ", "))
 }

@@ -43,16 +43,13 @@ Examples:
   ftk collect moe --model qwen3-30b-a3b --device h100 --ep 8 --plan-only
   ftk collect linear attention --model llama-3.1-8b --device h100 --tp 1,2 --shard 0/4
   ftk collect all --model llama-3.1-8b --device h100 --emit slurm --shards 8 > collect.sbatch
-  ftk collect linear --backend torch --device-kind cpu --model llama-2-7b --max-num-batched-tokens 16 --repeats 3`,
-		Flags: []cli.Flag{
+  ftk collect linear --backend torch --device-kind cpu --model llama-2-7b --max-num-batched-tokens 16 --max-num-seqs 16 --repeats 3`,
+		Flags: append(engineLimitFlags(""),
 			&cli.StringFlag{Name: "model", Usage: "model: a catalog name or a config.json path (required)"},
 			&cli.StringFlag{Name: "device", Usage: "device the sweep is labelled with and the synthetic backend models (default: the GPU found)"},
-			&cli.IntSliceFlag{Name: "tp", Value: []int{1}, Usage: "tensor-parallel degrees, e.g. 1,2,8"},
+			&cli.IntSliceFlag{Name: "tp", Aliases: []string{"tensor-parallel-size"}, Value: []int{1}, Usage: "tensor-parallel degrees, e.g. 1,2,8"},
 			&cli.IntSliceFlag{Name: "ep", Value: []int{1}, Usage: "expert-parallel degrees (MoE models); EP > TP implies DP = EP/TP"},
-			&cli.IntSliceFlag{Name: "pp", Value: []int{1}, Usage: "pipeline-parallel degrees (PP > 1 adds send/recv)"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Value: spec.DefaultMaxNumBatchedTokens, Usage: "engine token budget per step"},
-			&cli.IntFlag{Name: "max-num-seqs", Value: spec.DefaultMaxNumSeqs, Usage: "engine limit on running sequences"},
-			&cli.IntFlag{Name: "max-model-len", Usage: "engine maximum model length (prompt + output; 0: min(model's maximum, 8192), as simulate)"},
+			&cli.IntSliceFlag{Name: "pp", Aliases: []string{"pipeline-parallel-size"}, Value: []int{1}, Usage: "pipeline-parallel degrees (PP > 1 adds send/recv)"},
 			&cli.StringFlag{Name: "backend", Value: collect.BackendAuto, Usage: "auto, synthetic or torch"},
 			&cli.StringFlag{Name: "device-kind", Value: collect.KindCUDA, Usage: "torch backend: cuda or cpu"},
 			&cli.StringFlag{Name: "python", Usage: "torch backend: Python interpreter (default: the first of $FTK_PYTHON, python3, /usr/bin/python3 that imports torch)"},
@@ -80,7 +77,7 @@ Examples:
 			&cli.IntFlag{Name: "shards", Value: 1, Usage: "with --emit: number of shards"},
 			&cli.StringFlag{Name: "image", Value: "ftk:latest", Usage: "with --emit k8s: container image"},
 			&cli.StringFlag{Name: "binary", Usage: "with --emit: path of the ftk executable on the cluster's nodes (default: this ftk for slurm, ftk from the image's PATH for k8s)"},
-		},
+		),
 		Action: runCollect,
 	}
 }
@@ -144,8 +141,9 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 			return o, usageError("--device: %v", err)
 		}
 	}
-	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
-		return o, usageError("collect: %v", err)
+	lim, err := resolveEngineLimits(cmd, m)
+	if err != nil {
+		return o, err
 	}
 	layouts, err := collectLayouts(m, cmd.IntSlice("tp"), cmd.IntSlice("ep"), cmd.IntSlice("pp"))
 	if err != nil {
@@ -153,7 +151,7 @@ func collectOptions(cmd *cli.Command) (collect.Options, error) {
 	}
 	o.Plan = collect.PlanConfig{
 		Model: m, Layouts: layouts, Families: fams, Seed: cmd.Uint64("seed"),
-		Limits:         spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"), MaxModelLen: spec.ResolveMaxModelLen(m, cmd.Int("max-model-len"))},
+		Limits:         lim,
 		Distributions:  cmd.StringSlice("load-distributions"),
 		All2AllBackend: cmd.String("all2all-backend"),
 	}

@@ -35,7 +35,10 @@ func simulatedCapacity(cmd *cli.Command, w datasets.Workload, seed uint64) (floa
 	cfg := runresult.DefaultConfig()
 	cfg.Model = cmd.String("model")
 	cfg.Device = cmd.String("device")
-	cfg.Layout = layoutFrom(cmd)
+	var err error
+	if cfg.Layout, err = layoutFrom(cmd); err != nil {
+		return 0, "", err
+	}
 	n := cmd.Int("probe-requests")
 	if n < 8 {
 		return 0, "", usageError("--probe-requests must be at least 8, got %d", n)

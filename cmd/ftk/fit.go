@@ -72,11 +72,8 @@ Examples:
 			&cli.StringFlag{Name: "repeats", Value: bundle.RepeatsAll, Usage: "repeated measurements of a shape: all (each a sample) or median (one per shape)"},
 			&cli.BoolFlag{Name: "report", Usage: "print the per-operator error table on the dataset after fitting"},
 			&cli.BoolFlag{Name: "check-coverage", Usage: "check that the predictors cover a simulation's query domain; exit 3 when not"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Value: spec.DefaultMaxNumBatchedTokens, Usage: "coverage: engine token budget per step"},
-			&cli.IntFlag{Name: "max-num-seqs", Value: spec.DefaultMaxNumSeqs, Usage: "coverage: engine limit on running sequences"},
-			&cli.IntFlag{Name: "max-model-len", Usage: "coverage: engine maximum model length (0: min(model's maximum, 8192), as simulate)"},
 			&cli.Float64Flag{Name: "gap-ratio", Value: fit.DefaultGapRatio, Usage: "coverage: report neighbouring samples more than this ratio apart as gaps"},
-		}, layoutFlags()...),
+		}, append(engineLimitFlags("coverage: "), layoutFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
 			var b *bundle.Bundle
@@ -126,8 +123,8 @@ Examples:
 						m, _ = spec.LookupModel(ts.Model)
 					}
 					if m != nil {
-						if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
-							return usageError("fit --check-coverage: %v", err)
+						if _, err := resolveEngineLimits(cmd, m); err != nil {
+							return err
 						}
 					}
 				}
@@ -174,8 +171,13 @@ func checkTableCoverage(cmd *cli.Command, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
-		return usageError("fit --check-coverage: %v", err)
+	limits, err := resolveEngineLimits(cmd, m)
+	if err != nil {
+		return err
+	}
+	l, err := layoutFrom(cmd)
+	if err != nil {
+		return err
 	}
 	db, err := kerneldb.Open(dir)
 	if err != nil {
@@ -195,9 +197,7 @@ func checkTableCoverage(cmd *cli.Command, dir string) error {
 	if err != nil {
 		return err
 	}
-	limits := spec.EngineLimits{MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"), MaxNumSeqs: cmd.Int("max-num-seqs"),
-		MaxModelLen: spec.ResolveMaxModelLen(m, cmd.Int("max-model-len"))}
-	rows := cost.KernelTablesCoverage(kt, m, layoutFrom(cmd), limits)
+	rows := cost.KernelTablesCoverage(kt, m, l, limits)
 	if err := cost.WriteTableCoverage(cmd.Root().Writer, kt, rows); err != nil {
 		return err
 	}
@@ -223,17 +223,18 @@ func checkCoverage(cmd *cli.Command, b *bundle.Bundle) error {
 	if err != nil {
 		return err
 	}
-	if err := spec.CheckMaxModelLen(m, cmd.Int("max-model-len")); err != nil {
-		return usageError("fit --check-coverage: %v", err)
+	lim, err := resolveEngineLimits(cmd, m)
+	if err != nil {
+		return err
+	}
+	l, err := layoutFrom(cmd)
+	if err != nil {
+		return err
 	}
 	rep, err := fit.CheckCoverage(b, fit.CoverageRequest{
-		Model:  m,
-		Layout: layoutFrom(cmd),
-		Limits: spec.EngineLimits{
-			MaxNumBatchedTokens: cmd.Int("max-num-batched-tokens"),
-			MaxNumSeqs:          cmd.Int("max-num-seqs"),
-			MaxModelLen:         spec.ResolveMaxModelLen(m, cmd.Int("max-model-len")),
-		},
+		Model:    m,
+		Layout:   l,
+		Limits:   lim,
 		Device:   b.Device(),
 		GapRatio: cmd.Float64("gap-ratio"),
 	})

@@ -131,3 +131,41 @@ func freeLabel(v string) error {
 	}
 	return nil
 }
+
+// engineLimitFlags are the engine-limit flags of collect, fit and
+// simulate, declared here once with spec's defaults (spec.EngineLimits);
+// purpose prefixes their usage ("coverage: " in fit).
+func engineLimitFlags(purpose string) []cli.Flag {
+	def := spec.DefaultEngineLimits()
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-num-batched-tokens", Value: def.MaxNumBatchedTokens, Usage: purpose + "token budget of one engine step"},
+		&cli.IntFlag{Name: "max-num-seqs", Value: def.MaxNumSeqs, Usage: purpose + "most sequences running at once per replica"},
+		&cli.IntFlag{Name: "max-model-len", Usage: purpose + fmt.Sprintf("longest request (prompt + output); longer ones are rejected (0: min(model's maximum, %d))", spec.DefaultMaxModelLen)},
+		&cli.IntFlag{Name: "block-size", Value: def.BlockSize, Usage: purpose + "tokens per KV-cache block (the page size of paged attention)"},
+	}
+}
+
+// setEngineLimits overrides the limits of lim that the command line sets.
+func setEngineLimits(cmd *cli.Command, lim *spec.EngineLimits) {
+	for name, v := range map[string]*int{
+		"max-num-batched-tokens": &lim.MaxNumBatchedTokens, "max-num-seqs": &lim.MaxNumSeqs,
+		"max-model-len": &lim.MaxModelLen, "block-size": &lim.BlockSize,
+	} {
+		if cmd.IsSet(name) {
+			*v = cmd.Int(name)
+		}
+	}
+}
+
+// resolveEngineLimits is the engine limits of the command line (spec's
+// defaults where a flag is not given) resolved for model m; a limit that
+// spec.EngineLimits.Resolve refuses is a usage error.
+func resolveEngineLimits(cmd *cli.Command, m *spec.Model) (spec.EngineLimits, error) {
+	lim := spec.DefaultEngineLimits()
+	setEngineLimits(cmd, &lim)
+	lim, err := lim.Resolve(m)
+	if err != nil {
+		return lim, usageError("%s: %v", cmd.Name, err)
+	}
+	return lim, nil
+}

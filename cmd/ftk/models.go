@@ -10,17 +10,40 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
+// layoutFlags are the parallel-layout flags, under ftk's short names and
+// vLLM's engine-argument names (vllm/engine/arg_utils.py), which mean the
+// same: --tensor-parallel-size, --pipeline-parallel-size,
+// --data-parallel-size, and --enable-expert-parallel (EP over the TP x DP
+// GPUs, as vLLM places experts).
 func layoutFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel degree"},
-		&cli.IntFlag{Name: "pp", Value: 1, Usage: "pipeline-parallel degree"},
+		&cli.IntFlag{Name: "tp", Aliases: []string{"tensor-parallel-size"}, Value: 1, Usage: "tensor-parallel degree"},
+		&cli.IntFlag{Name: "pp", Aliases: []string{"pipeline-parallel-size"}, Value: 1, Usage: "pipeline-parallel degree"},
 		&cli.IntFlag{Name: "ep", Value: 1, Usage: "expert-parallel degree (MoE models)"},
-		&cli.IntFlag{Name: "dp", Value: 1, Usage: "data-parallel degree"},
+		&cli.IntFlag{Name: "dp", Aliases: []string{"data-parallel-size"}, Value: 1, Usage: "data-parallel degree"},
+		&cli.BoolFlag{Name: "enable-expert-parallel", Usage: "expert parallelism over every GPU of the layout, --ep = --tp x --dp (vLLM's flag)"},
 	}
 }
 
-func layoutFrom(cmd *cli.Command) spec.Layout {
-	return spec.Layout{TP: cmd.Int("tp"), PP: cmd.Int("pp"), EP: cmd.Int("ep"), DP: cmd.Int("dp")}
+// layoutFrom reads the layout flags.
+func layoutFrom(cmd *cli.Command) (spec.Layout, error) {
+	l := spec.Layout{TP: cmd.Int("tp"), PP: cmd.Int("pp"), EP: cmd.Int("ep"), DP: cmd.Int("dp")}
+	return l, expertParallel(cmd, &l)
+}
+
+// expertParallel applies --enable-expert-parallel to l: vLLM spreads the
+// experts over the TP x DP GPUs of a pipeline stage. An --ep that says
+// otherwise is a usage error.
+func expertParallel(cmd *cli.Command, l *spec.Layout) error {
+	if !cmd.Bool("enable-expert-parallel") {
+		return nil
+	}
+	ep := max(l.TP, 1) * max(l.DP, 1)
+	if cmd.IsSet("ep") && l.EP != ep {
+		return usageError("--enable-expert-parallel spreads experts over --tp x --dp = %d GPUs, but --ep is %d: give one of them", ep, l.EP)
+	}
+	l.EP = ep
+	return nil
 }
 
 // modelAndLayout resolves the single MODEL argument and the layout flags.
@@ -35,7 +58,10 @@ func modelAndLayout(cmd *cli.Command) (*spec.Model, spec.Layout, error) {
 	if err != nil {
 		return nil, spec.Layout{}, err
 	}
-	l := layoutFrom(cmd)
+	l, err := layoutFrom(cmd)
+	if err != nil {
+		return nil, spec.Layout{}, err
+	}
 	if err := l.Validate(m); err != nil {
 		return nil, spec.Layout{}, err
 	}
@@ -56,10 +82,10 @@ Examples:
 		Commands: []*cli.Command{
 			{
 				Name:  "list",
-				Usage: "list the built-in model catalog",
+				Usage: "list the built-in model catalog (--model takes a NAME or its HUGGING FACE ID)",
 				Action: func(_ context.Context, cmd *cli.Command) error {
 					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
-					fmt.Fprintln(w, "NAME\tARCHITECTURE\tLAYERS\tHIDDEN\tEXPERTS\tPARAMS\tACTIVE")
+					fmt.Fprintln(w, "NAME\tHUGGING FACE ID\tARCHITECTURE\tLAYERS\tHIDDEN\tEXPERTS\tPARAMS\tACTIVE")
 					for _, n := range spec.ModelNames() {
 						m, _ := spec.LookupModel(n)
 						total, active := m.Params()
@@ -67,7 +93,11 @@ Examples:
 						if m.IsMoE() {
 							experts = fmt.Sprintf("%d (top-%d)", m.NumExperts, m.TopK)
 						}
-						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n, m.Architecture, m.NumLayers, m.HiddenSize, experts, billions(total), billions(active))
+						hub := m.HubID
+						if hub == "" {
+							hub = "-"
+						}
+						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n, hub, m.Architecture, m.NumLayers, m.HiddenSize, experts, billions(total), billions(active))
 					}
 					return w.Flush()
 				},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
 
 	"github.com/ftk-dev/ftk/cost"
@@ -20,7 +21,7 @@ func simulateCommand() *cli.Command {
 	layout := layoutFlags()
 	for _, f := range layout {
 		if f, ok := f.(*cli.IntFlag); ok && f.Name == "dp" {
-			f.Aliases = []string{"replicas"}
+			f.Aliases = append(f.Aliases, "replicas")
 			f.Usage = "data-parallel degree: engine replicas behind the router"
 		}
 	}
@@ -30,27 +31,25 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "device", Value: def.Device, Usage: "device (see 'ftk devices list')"},
 		&cli.StringFlag{Name: "trace", Usage: "trace CSV (arrived_at, num_prefill_tokens, num_decode_tokens) to replay"},
 		&cli.StringFlag{Name: "workload", Usage: "generated workload: fixed:PROMPTxOUTPUT, splitwise-conv, splitwise-code, arxiv-summarization or trace:PATH"},
-		&cli.FloatFlag{Name: "rate", Usage: "Poisson arrival rate of --workload in requests/s (without it every request arrives at time 0, an offline batch, said on stderr and in the summary; --rate 0 is refused); for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
-		&cli.IntFlag{Name: "num-requests", Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
+		&cli.FloatFlag{Name: "rate", Aliases: []string{"request-rate"}, Usage: "Poisson arrival rate of --workload in requests/s (without it every request arrives at time 0, an offline batch, said on stderr and in the summary; --rate 0 is refused); for --trace, rescale its arrivals to this rate (0: as recorded, or all at time 0 when the trace has no times)"},
+		&cli.IntFlag{Name: "num-requests", Aliases: []string{"num-prompts"}, Usage: "requests to generate, or the first requests of --trace to replay (0: the whole trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: def.Workload.Seed, Usage: "seed of the generated workload"},
 		&cli.StringFlag{Name: "stages", Usage: "Poisson arrivals whose rate changes over time instead of --rate: DURATIONs@RATE,..., e.g. 60s@2,120s@8 (the last rate holds after its stage)"},
-		&cli.IntFlag{Name: "clients", Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
+		&cli.IntFlag{Name: "clients", Aliases: []string{"max-concurrency"}, Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
 		&cli.FloatFlag{Name: "think-time", Usage: "closed loop: clients' mean think time between a reply and the session's next turn, seconds (exponential)"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle, or kernel tables (an AIConfigurator <gpu> folder or 'ftk ingest' of one), for operator times (default: the built-in roofline device model)"},
 		&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (docs/design.md)"},
 		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_scale, host_speed, issue_scale, family_scale; host_ms_per_step by hand) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
+		&cli.StringFlag{Name: "save-result", Usage: "also write the run's metrics to this JSON file under vllm bench serve --save-result's field names (mean/median/std/p50/p90/p95/p99 of ttft, tpot, itl, e2el in ms, throughputs, token counts), to diff against a benchmark"},
 		&cli.StringFlag{Name: "chrome-trace", Usage: "write a Chrome trace (chrome://tracing, Perfetto) of the run to this file"},
-		&cli.IntFlag{Name: "max-num-batched-tokens", Value: def.Engine.MaxNumBatchedTokens, Usage: "token budget of one engine step"},
-		&cli.IntFlag{Name: "max-num-seqs", Value: def.Engine.MaxNumSeqs, Usage: "most requests running at once per replica"},
-		&cli.IntFlag{Name: "max-model-len", Usage: "longest request (prompt + output) served; longer ones are rejected (0: min(model's maximum, 8192))"},
-		&cli.IntFlag{Name: "block-size", Value: def.Engine.BlockSize, Usage: "tokens per KV-cache block"},
 		&cli.FloatFlag{Name: "gpu-memory-utilization", Value: def.Engine.GPUMemoryUtilization, Usage: "share of GPU memory for weights, activations and KV cache"},
 		&cli.IntFlag{Name: "long-prefill-token-threshold", Usage: "most prompt tokens one request schedules per step (0: no limit)"},
-		&cli.BoolFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps (--enable-chunked-prefill=false to turn off)"},
+		&cli.BoolWithInverseFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps, as vLLM V1 does by default (--no-enable-chunked-prefill to turn off)"},
 		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; disaggregated: on the prefill instances)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
+		&cli.BoolFlag{Name: "enforce-eager", Usage: "vLLM's --enforce-eager: the same as --execution-mode eager"},
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) piecewise (graphs between eagerly issued attention ops) or full-and-piecewise (vLLM's default since 0.11: full graphs for decode-only batches, piecewise for the rest); default cuda-graph (full-and-piecewise or piecewise as --vllm-version says), or eager with a CUDA_EVENT bundle"},
 		&cli.IntFlag{Name: "max-cudagraph-capture-size", Aliases: []string{"cuda-graph-max-batch"}, Usage: "largest batch replayed as a CUDA graph (0: min(2 x max-num-seqs, 512), as vLLM)"},
 		&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling)"},
@@ -73,7 +72,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "decode-ep", Usage: "disaggregated: EP of a decode instance (default --ep)"},
 		&cli.FloatFlag{Name: "kv-link-gbps", Usage: "disaggregated: KV link bandwidth of each prefill instance, GB/s (default 50 GB/s per GPU of the instance)"},
 		&cli.FloatFlag{Name: "kv-link-latency-us", Usage: "disaggregated: fixed cost of one KV transfer, microseconds (default 50)"},
-	}, layout...)
+	}, append(engineLimitFlags(""), layout...)...)
 	return &cli.Command{
 		Name:      "simulate",
 		Usage:     "simulate vLLM V1 serving of a trace or workload and report latency and throughput",
@@ -138,27 +137,36 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("pp", func() { cfg.Layout.PP = cmd.Int("pp") })
 	set("ep", func() { cfg.Layout.EP = cmd.Int("ep") })
 	set("dp", func() { cfg.Layout.DP = cmd.Int("dp") })
+	if err := expertParallel(cmd, &cfg.Layout); err != nil {
+		return cfg, err
+	}
 	set("router", func() { cfg.Router = cmd.String("router") })
 	set("bundle", func() { cfg.Bundle = cmd.String("bundle") })
 	set("vllm-version", func() { cfg.VLLMVersion = cmd.String("vllm-version") })
 	set("trace", func() { w.Trace, w.Workload = cmd.String("trace"), "" })
 	set("workload", func() { w.Workload, w.Trace = cmd.String("workload"), "" })
 	set("rate", func() { w.RatePerS = cmd.Float("rate") })
+	if math.IsInf(w.RatePerS, 1) { // vllm bench serve's default: every request at t=0
+		w.RatePerS = 0
+	}
 	set("num-requests", func() { w.NumRequests = cmd.Int("num-requests") })
 	set("seed", func() { w.Seed = cmd.Uint64("seed") })
 	set("stages", func() { w.Stages = cmd.String("stages") })
 	set("clients", func() { w.Clients = cmd.Int("clients") })
 	set("think-time", func() { w.ThinkS = cmd.Float("think-time") })
-	set("max-num-batched-tokens", func() { e.MaxNumBatchedTokens = cmd.Int("max-num-batched-tokens") })
-	set("max-num-seqs", func() { e.MaxNumSeqs = cmd.Int("max-num-seqs") })
-	set("max-model-len", func() { e.MaxModelLen = cmd.Int("max-model-len") })
-	set("block-size", func() { e.BlockSize = cmd.Int("block-size") })
+	setEngineLimits(cmd, &e.EngineLimits)
 	set("gpu-memory-utilization", func() { e.GPUMemoryUtilization = cmd.Float("gpu-memory-utilization") })
 	set("long-prefill-token-threshold", func() { e.LongPrefillTokenThreshold = cmd.Int("long-prefill-token-threshold") })
 	set("enable-chunked-prefill", func() { e.EnableChunkedPrefill = cmd.Bool("enable-chunked-prefill") })
 	set("enable-prefix-caching", func() { e.EnablePrefixCaching = cmd.Bool("enable-prefix-caching") })
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
+	if cmd.Bool("enforce-eager") {
+		if cmd.IsSet("execution-mode") && e.ExecutionMode != cost.ExecEager {
+			return cfg, usageError("simulate: --enforce-eager runs eager, but --execution-mode is %s: give one of them", e.ExecutionMode)
+		}
+		e.ExecutionMode = cost.ExecEager
+	}
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
 	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
 	set("kv-cache-dtype", func() { e.KVCacheDtype = cmd.String("kv-cache-dtype") })
@@ -229,11 +237,9 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if cmd.IsSet("max-model-len") {
-		if m, err := spec.LookupModel(cfg.Model); err == nil {
-			if err := spec.CheckMaxModelLen(m, cfg.Engine.MaxModelLen); err != nil {
-				return usageError("simulate: %v", err)
-			}
+	if m, err := spec.LookupModel(cfg.Model); err == nil { // limits the model refuses are usage errors
+		if _, err := cfg.Engine.EngineLimits.Resolve(m); err != nil {
+			return usageError("simulate: %v", err)
 		}
 	}
 	var opts simulate.Options
@@ -242,7 +248,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return simUsage(err)
 	}
 	wl := &cfg.Workload
-	if cmd.IsSet("rate") && wl.RatePerS == 0 && wl.Workload != "" && wl.Clients == 0 && wl.Stages == "" {
+	if cmd.IsSet("rate") && cmd.Float("rate") == 0 && wl.Workload != "" && wl.Clients == 0 && wl.Stages == "" {
 		return usageError("simulate: --rate 0 with --workload sends nothing at 0 requests/s: omit --rate to send every request at t=0 (an offline batch), or give a rate > 0")
 	}
 	ra := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
@@ -272,6 +278,15 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	cpu := simCPUSeconds() - cpu0
+	if p := cmd.String("save-result"); p != "" {
+		a := runresult.BenchServeArrivals{RatePerS: wl.RatePerS, AllAtZero: opts.Arrivals == datasets.AllAtZero, Clients: wl.Clients}
+		if wl.Stages != "" || wl.Trace != "" && wl.RatePerS == 0 {
+			a.RatePerS = 0 // no one rate: staged, or a trace's recorded times
+		}
+		if err := runresult.WriteBenchServe(p, sum, a); err != nil {
+			return err
+		}
+	}
 	w := cmd.Root().Writer
 	if err := sum.WriteText(w); err != nil {
 		return err
@@ -286,7 +301,17 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	if out.ChromeTrace != "" {
 		fmt.Fprintf(w, "; Chrome trace %s", out.ChromeTrace)
 	}
+	if p := cmd.String("save-result"); p != "" {
+		fmt.Fprintf(w, "; vllm bench serve result %s", p)
+	}
 	fmt.Fprintln(w)
+	for _, cm := range []*cost.CostModelReport{&sum.CostModel, sum.DecodeCostModel} {
+		if cm != nil {
+			for _, n := range cm.Profiles.Limits {
+				fmt.Fprintf(stderr, "simulate: warning: %s\n", n)
+			}
+		}
+	}
 	if opts.Arrivals == datasets.AllAtZero {
 		fmt.Fprintf(stderr, "simulate: no --rate and no recorded arrival times: all %d requests arrived at t=0 (an offline batch); give --rate R for Poisson arrivals\n", sum.Metrics.Arrived)
 	}
