@@ -54,7 +54,7 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 	 "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128}`), 0o644)
 	out, errOut, code := ftk(t, "collect", "all", "--backend", "torch", "--device-kind", "cpu", "--model", model,
 		"--tp", "2", "--ep", "4", "--max-num-batched-tokens", "8", "--max-num-seqs", "2", "--max-model-len", "8",
-		"--warmup", "1", "--repeats", "2", "--threads", "1", "-o", dir)
+		"--warmup", "1", "--repeats", "2", "--threads", "1", "--kernels", "eager", "-o", dir)
 	if code != 0 || !strings.Contains(out, "0 failed") {
 		t.Fatalf("collect exit %d: %s\n%s", code, out, errOut)
 	}
@@ -67,6 +67,14 @@ func TestCollectTorchCPUIngests(t *testing.T) {
 	out, errOut, code = ftk(t, "ingest", sweep, "--device", "cpu", "-o", filepath.Join(dir, "ds"))
 	if code != 0 || !strings.Contains(out+errOut, "excluded 0 whole rows and 0 operator cells") || !strings.Contains(out+errOut, "device cpu, torch-cpu profiles,") {
 		t.Fatalf("ingest exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// The rows name their kernels (--kernels eager: plain PyTorch, and
+	// F.linear for the GEMMs, the call vLLM makes); fit's summary says
+	// what the bundle predicts.
+	out, errOut, code = ftk(t, "fit", filepath.Join(dir, "ds"), "--measurement", "CPU", "--model", model, "--trees", "5", "-o", filepath.Join(dir, "b.arrow"))
+	if code != 0 || !strings.Contains(out+errOut, "kernels: plain PyTorch, not vLLM's kernels (torch.nn.functional.linear+torch:qk_norm, torch:attn_decode") ||
+		!strings.Contains(out+errOut, "; vLLM's kernels (torch.Tensor.view, torch.nn.functional.embedding, torch.nn.functional.linear)") {
+		t.Errorf("fit exit %d: want the kernels line:\n%s\n%s", code, out, errOut)
 	}
 }
 

@@ -64,7 +64,9 @@ def kernel_source(op, impl):
     if impl in named:
         return named[impl]
     if op in COLLECTIVES:
-        return "torch.distributed." + impl
+        # torch.distributed over NCCL (gloo on a CPU), not vLLM's own
+        # communicators (its custom all-reduce, pynccl).
+        return "torch:" + impl
     return "torch:" + op
 
 
