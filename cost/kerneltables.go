@@ -287,7 +287,9 @@ func (p *tableAttention) table() string {
 // tableMoE prices the fused-MoE layer from the moe table at balanced
 // routing: x[0] is the tokens routed to this GPU's experts (a step's
 // tokens x top-k over EP at even routing; routing draws give each rank
-// its own), looked up as the step of x[0] x EP / top-k tokens.
+// its own), looked up as the step of x[0] x EP / top-k tokens; a draw
+// touching fewer experts than balanced routing is looked up at fewer
+// tokens (PredictMs).
 type tableMoE struct {
 	counted
 	t             *KernelTables
@@ -305,6 +307,14 @@ func (p *tableMoE) lookup(x []float64) (float64, kerneldb.Fit) {
 	}
 	ep, tp := p.split()
 	tokens := x[0] * float64(ep) / float64(max(o.TopK, 1))
+	// A routing draw that touches fewer experts than balanced routing
+	// would (x[2], spec.ActiveExpertsFeature) is looked up at the token
+	// count whose balanced routing touches as many: while experts are
+	// left idle the layer's time follows the expert weights it reads.
+	balanced := min(x[0], float64(o.LocalExperts))
+	if len(x) > spec.ActiveExpertsFeature && x[spec.ActiveExpertsFeature] > 0 && x[spec.ActiveExpertsFeature] < balanced {
+		tokens *= x[spec.ActiveExpertsFeature] / balanced
+	}
 	return p.t.K.MoE(p.dtype, "balanced", p.hidden, p.inter, o.TopK, o.Experts, tp, ep, tokens)
 }
 

@@ -311,8 +311,10 @@ func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uin
 	cm := rm.cm
 	var x [3]float64
 	gemmX := x[:]
-	if rm.ops[rm.gemm].pred != nil {
-		gemmX = x[:2] // a fitted predictor reads its two features only
+	if p := rm.ops[rm.gemm].pred; p != nil {
+		if _, table := p.(tablePredictor); !table {
+			gemmX = x[:2] // a fitted predictor reads its two features only
+		}
 	}
 	maxRouted, copies := 0, 0
 	for _, c := range counts {
