@@ -41,6 +41,17 @@ type Arrivals struct {
 	Stages []RateStage
 }
 
+// MinRatePerS is the lowest arrival rate accepted: one request in 11.6
+// days; below it a run's times leave the range a time in seconds holds to
+// the microsecond (MaxArrivalS).
+const MinRatePerS = 1e-6
+
+// MaxArrivalS is the latest arrival time accepted, seconds: 2^32 s (136
+// years, past every epoch-seconds clock of this century), beyond which a
+// float64 time in seconds keeps less than a microsecond (its spacing there
+// is 2^-20 s), and latencies computed from it come out rounded or zero.
+const MaxArrivalS = 1 << 32
+
 // Validate checks the kind and its parameters.
 func (a Arrivals) Validate() error {
 	bad := func(format string, args ...any) error {
@@ -48,6 +59,9 @@ func (a Arrivals) Validate() error {
 	}
 	if math.IsNaN(a.RateRPS) || math.IsInf(a.RateRPS, 0) || a.RateRPS < 0 {
 		return bad("rate must be a finite number >= 0, got %g", a.RateRPS)
+	}
+	if a.RateRPS > 0 && a.RateRPS < MinRatePerS {
+		return bad("rate %g requests/s is below %g (one request in %.1f days): a time scale no run spans; give requests/s", a.RateRPS, MinRatePerS, 1/MinRatePerS/86400)
 	}
 	if math.IsNaN(a.CV) || math.IsInf(a.CV, 0) || a.CV < 0 {
 		return bad("CV must be a finite number >= 0, got %g", a.CV)

@@ -79,6 +79,8 @@ func ImportMooncake(path string, hashBlockTokens int) ([]spec.Request, error) {
 			switch {
 			case !(s >= 0) || math.IsInf(s, 0):
 				return nil, bad(fmt.Errorf("timestamp %g ms must be finite and >= 0", *t))
+			case s > MaxArrivalS:
+				return nil, bad(fmt.Errorf("timestamp %g ms: %w", *t, arrivalTooLate(s)))
 			case s < prevS:
 				return nil, bad(fmt.Errorf("timestamp %g ms is before the previous request's %g ms: arrivals must not decrease", *t, prevS*1000))
 			}
@@ -91,6 +93,9 @@ func ImportMooncake(path string, hashBlockTokens int) ([]spec.Request, error) {
 	}
 	if len(reqs) == 0 {
 		return nil, &ParseError{Path: path, Err: errors.New("no requests: want JSON Lines of {\"timestamp\", \"input_length\", \"output_length\", \"hash_ids\"}")}
+	}
+	if !math.IsNaN(reqs[0].ArrivalS) {
+		relativeArrivals(reqs)
 	}
 	return reqs, nil
 }

@@ -235,6 +235,7 @@ func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
 	if len(reqs) == 0 {
 		return nil, info, &ParseError{Path: path, Line: lineNo, Err: errors.New("no requests after the header")}
 	}
+	relativeArrivals(reqs)
 	return reqs, info, nil
 }
 
@@ -301,8 +302,38 @@ func parseArrival(b []byte) (float64, error) {
 		return 0, fmt.Errorf("must be finite, got %q", b)
 	case v < 0:
 		return 0, fmt.Errorf("must be >= 0, got %g", v)
+	case v > MaxArrivalS:
+		return 0, arrivalTooLate(v)
 	}
 	return v, nil
+}
+
+// absoluteClockS is where arrival times read as an absolute clock (11.6
+// days and later: epoch seconds) rather than seconds since a trace's start.
+const absoluteClockS = 1e6
+
+// relativeArrivals stores the arrival times of a trace that starts on an
+// absolute clock (epoch seconds) relative to its first arrival, so the
+// simulation's clock runs near zero, where a time in seconds keeps its
+// nanoseconds, instead of near 1.7e9 s, where it keeps a quarter of a
+// microsecond and sums of step times drift. The differences are rounded
+// to the microsecond, a trace's precision, which undoes the rounding of the
+// absolute times (their spacing is below half a microsecond up to 2^31 s):
+// the run is that of the trace written from zero.
+func relativeArrivals(reqs []spec.Request) {
+	t0 := reqs[0].ArrivalS
+	if !(t0 >= absoluteClockS) {
+		return
+	}
+	for i := range reqs {
+		reqs[i].ArrivalS = roundMicro(reqs[i].ArrivalS - t0)
+	}
+}
+
+// arrivalTooLate is the error of an arrival time past MaxArrivalS.
+func arrivalTooLate(v float64) error {
+	return fmt.Errorf("%g s is past %g s (136 years), where a time in seconds keeps less than a microsecond and latencies would round to nothing: "+
+		"the column is seconds; epoch milliseconds or microseconds? divide by 1000 or 1000000", v, float64(MaxArrivalS))
 }
 
 // pow10 are the powers of ten that float64 holds exactly.
