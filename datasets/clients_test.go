@@ -161,7 +161,7 @@ func TestConversationWorkloads(t *testing.T) {
 		{"sessions:groups=0,system=10,question=5,output=5", "must be >= 1"},
 		{"sessions:groups=1,system=10,question=x,output=5", `question="x" is not a count`},
 	} {
-		_, err := ParseWorkloadIn(tc.spec, sharedDir)
+		_, err := ParseWorkload(tc.spec)
 		if (err == nil) != (tc.err == "") || (err != nil && !contains(err.Error(), tc.err)) {
 			t.Errorf("%s: error %v, want %q", tc.spec, err, tc.err)
 		}

@@ -7,8 +7,8 @@
 //
 // Traces: ReadTrace and WriteTrace read and write the CSV (arrival times
 // optional: HasArrivals tells). Workloads: ParseWorkload reads fixed:PxO,
-// splitwise-conv, splitwise-code, arxiv-summarization (found under
-// SharedDir), trace:PATH, shared-prefix:... and sessions:...
+// splitwise-conv, splitwise-code, arxiv-summarization (traces embedded in
+// the binary, ftk.Traces), trace:PATH, shared-prefix:... and sessions:...
 // (Conversation). Arrivals: replay, poisson, gamma or stages whose rate
 // changes over time (Arrivals). Clients is a closed-loop source: a fixed
 // number of clients that wait for each reply (max concurrency, chat

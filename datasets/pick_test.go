@@ -10,7 +10,7 @@ import (
 // 'simulate'.
 func TestPickArrivals(t *testing.T) {
 	load := func(spec string) Workload {
-		w, err := ParseWorkloadIn(spec, sharedDir)
+		w, err := ParseWorkload(spec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 func mustWorkload(t testing.TB, spec string) Workload {
 	t.Helper()
-	w, err := ParseWorkloadIn(spec, sharedDir)
+	w, err := ParseWorkload(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestParseWorkload(t *testing.T) {
 		{spec: "sharegpt", wantErrSubstr: `unknown workload "sharegpt": want fixed:PxO, splitwise-conv, splitwise-code, arxiv-summarization, trace:PATH, shared-prefix:... or sessions:...`},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
-			w, err := ParseWorkloadIn(tc.spec, sharedDir)
+			w, err := ParseWorkload(tc.spec)
 			if tc.wantErrSubstr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErrSubstr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErrSubstr)
@@ -66,66 +68,30 @@ func TestParseWorkload(t *testing.T) {
 	}
 }
 
-func TestSharedDirOverride(t *testing.T) {
-	_, err := ParseWorkloadIn("splitwise-conv", filepath.Join(t.TempDir(), "nowhere"))
-	if err == nil || !strings.Contains(err.Error(), "splitwise_conv.csv, which does not exist") || !strings.Contains(err.Error(), SharedEnv) {
-		t.Errorf("missing shared dir: error %v", err)
-	}
-	t.Setenv(SharedEnv, sharedDir)
-	if d, err := SharedDir(); d != sharedDir || err != nil {
-		t.Errorf("SharedDir() = %q, %v with $%s set", d, err, SharedEnv)
-	}
-	w, err := ParseWorkload("splitwise-code")
-	if err != nil || len(w.Requests()) != 8819 {
-		t.Errorf("ParseWorkload via $%s: %v", SharedEnv, err)
-	}
-	// Unset, the checkout's shared folder is found above the working
-	// directory (this package's folder), relative to it.
-	t.Setenv(SharedEnv, "")
-	if d, err := SharedDir(); d != sharedDir || err != nil {
-		t.Errorf("default SharedDir() = %q, %v, want %q", d, err, sharedDir)
-	}
-}
-
-// TestSharedDirFromAnywhere finds the shared folder by walking up from a
-// folder inside the checkout (a checkout's bin/, where the executable
-// is), and fails with what to do outside it.
-func TestSharedDirFromAnywhere(t *testing.T) {
-	want, err := filepath.Abs(sharedDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := filepath.Abs("..")
-	for _, dir := range []string{root, filepath.Join(root, "bin"), filepath.Join(root, "datasets", "testdata")} {
-		if d, ok := findShared(dir); !ok || d != want {
-			t.Errorf("findShared(%s) = %q, %v; want %q", dir, d, ok, want)
-		}
-	}
-	// A shared folder counts beside a module root only: a stray one above
-	// a folder outside any module is not taken.
-	tmp := t.TempDir()
-	for _, d := range []string{"shared/traces", "repo/bin", "loose/shared/traces", "loose/x"} {
-		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+// TestBuiltinsEmbedded: the built-in workloads read the traces the binary
+// embeds, from any folder, with no shared or testdata folder beside it
+// (they needed a checkout's testdata/ or $FTK_SHARED before); the
+// embedded copy is the repository's testdata/traces file, byte for byte.
+func TestBuiltinsEmbedded(t *testing.T) {
+	for _, b := range Builtins() {
+		want, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(b.File)))
+		if err != nil {
 			t.Fatal(err)
 		}
+		got, err := fs.ReadFile(ftk.Traces, b.File)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: embedded %s differs from the repository's (%v)", b.Name, b.File, err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "repo", "go.mod"), []byte("module x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if d, ok := findShared(filepath.Join(tmp, "repo", "bin")); !ok || d != filepath.Join(tmp, "shared") {
-		t.Errorf("findShared(repo/bin) = %q, %v; want the shared folder beside repo", d, ok)
-	}
-	if d, ok := findShared(filepath.Join(tmp, "loose", "x")); ok {
-		t.Errorf("findShared outside a module found %q", d)
-	}
-	t.Setenv(SharedEnv, "")
 	t.Chdir(t.TempDir())
-	_, err = ParseWorkload("splitwise-code")
-	if err == nil || !strings.Contains(err.Error(), SharedEnv) || !strings.Contains(err.Error(), "--shared") {
-		t.Errorf("outside the checkout: error %v, want one naming $%s and --shared", err, SharedEnv)
-	}
-	if _, err := ParseWorkload("fixed:10x10"); err != nil {
-		t.Errorf("fixed workload needs no shared folder: %v", err)
+	for _, tc := range []struct {
+		name string
+		rows int
+	}{{"splitwise-conv", 19366}, {"splitwise-code", 8819}, {"arxiv-summarization", 28257}} {
+		w, err := ParseWorkload(tc.name)
+		if err != nil || len(w.Requests()) != tc.rows {
+			t.Errorf("%s outside the checkout: %d rows, %v; want %d", tc.name, len(w.Requests()), err, tc.rows)
+		}
 	}
 }
 

@@ -235,7 +235,7 @@ func TestWriteTraceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ParseWorkloadIn("fixed:10x20", sharedDir)
+	w, err := ParseWorkload("fixed:10x20")
 	if err != nil {
 		t.Fatal(err)
 	}

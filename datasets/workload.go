@@ -1,15 +1,12 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ftk-dev/ftk"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -27,19 +24,21 @@ const (
 // Builtin is a built-in workload whose lengths come from a real trace.
 type Builtin struct {
 	Name string // workload spec, e.g. "splitwise-conv"
-	File string // path relative to the shared directory
+	// File is the trace's path in the repository, under which the binary
+	// embeds it (ftk.Traces).
+	File string
 	Doc  string // one-line description
 }
 
 // builtins are the built-in trace-backed workloads (read-only).
 var builtins = [...]Builtin{
-	{"splitwise-conv", "traces/splitwise_conv.csv", "Azure LLM inference trace 2023, conversation (Splitwise); has arrival times"},
-	{"splitwise-code", "traces/splitwise_code.csv", "Azure LLM inference trace 2023, code completion (Splitwise); has arrival times"},
-	{"arxiv-summarization", "traces/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", "arXiv summarization, Llama 2 tokenizer lengths; no arrival times"},
+	{"splitwise-conv", "testdata/traces/splitwise_conv.csv", "Azure LLM inference trace 2023, conversation (Splitwise); has arrival times"},
+	{"splitwise-code", "testdata/traces/splitwise_code.csv", "Azure LLM inference trace 2023, code completion (Splitwise); has arrival times"},
+	{"arxiv-summarization", "testdata/traces/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", "arXiv summarization, Llama 2 tokenizer lengths; no arrival times"},
 }
 
-// Builtins returns the built-in trace-backed workloads, found under the
-// shared directory (see SharedDir).
+// Builtins returns the built-in trace-backed workloads, whose traces the
+// binary carries (ftk.Traces).
 func Builtins() []Builtin { b := builtins; return b[:] }
 
 // FixedWorkloads returns the standard fixed-length workloads; any fixed:PxO
@@ -80,8 +79,8 @@ func (w Workload) Requests() []spec.Request { return w.reqs }
 // String returns the workload's spec.
 func (w Workload) String() string { return w.Name }
 
-// ParseWorkload parses a workload spec, finding built-in traces under
-// SharedDir():
+// ParseWorkload parses a workload spec; the built-in workloads read the
+// traces embedded in the binary (ftk.Traces), from any folder:
 //
 //	fixed:PxO             P prompt and O output tokens, e.g. fixed:1024x256
 //	splitwise-conv        lengths sampled from testdata/traces/splitwise_conv.csv
@@ -96,19 +95,6 @@ func (w Workload) String() string { return w.Name }
 //	                      chat sessions of T turns whose history grows; they
 //	                      need clients (Clients) to wait for each reply
 func ParseWorkload(s string) (Workload, error) {
-	if !slices.Contains(BuiltinNames(), s) {
-		return ParseWorkloadIn(s, "")
-	}
-	d, err := SharedDir()
-	if err != nil {
-		return Workload{}, fmt.Errorf("workload %s: %w", s, err)
-	}
-	return ParseWorkloadIn(s, d)
-}
-
-// ParseWorkloadIn is ParseWorkload with built-in traces found under
-// sharedDir.
-func ParseWorkloadIn(s, sharedDir string) (Workload, error) {
 	switch {
 	case strings.HasPrefix(s, "fixed:"):
 		p, o, ok := strings.Cut(strings.TrimPrefix(s, "fixed:"), "x")
@@ -129,11 +115,15 @@ func ParseWorkloadIn(s, sharedDir string) (Workload, error) {
 	}
 	for _, b := range builtins {
 		if b.Name == s {
-			path := filepath.Join(sharedDir, filepath.FromSlash(b.File))
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				return Workload{}, fmt.Errorf("workload %s needs %s, which does not exist: point --shared or $%s at the folder holding traces/", s, path, SharedEnv)
+			data, err := fs.ReadFile(ftk.Traces, b.File)
+			if err != nil {
+				return Workload{}, fmt.Errorf("workload %s: the embedded trace %s: %w", s, b.File, err)
 			}
-			return loadTraceWorkload(s, KindSampled, path)
+			reqs, info, err := parseTrace(b.File, data)
+			if err != nil {
+				return Workload{}, fmt.Errorf("workload %s: %w", s, err)
+			}
+			return Workload{Name: s, Kind: KindSampled, Path: b.File, TokensEstimated: info.TokensEstimated, reqs: reqs}, nil
 		}
 	}
 	return Workload{}, fmt.Errorf("unknown workload %q: want fixed:PxO, %s, trace:PATH, shared-prefix:... or sessions:...", s, strings.Join(BuiltinNames(), ", "))

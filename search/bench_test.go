@@ -29,7 +29,6 @@ func cpuSeconds(b *testing.B) float64 {
 // conversation workload, in under 2 minutes on 2 cores. It prints the
 // candidates, simulations, simulated requests and wall time.
 func BenchmarkSearch(b *testing.B) {
-	b.Setenv("FTK_SHARED", "../testdata")
 	m, err := spec.LookupModel("llama-3.1-8b")
 	if err != nil {
 		b.Fatal(err)

@@ -173,7 +173,6 @@ func TestEnumerate(t *testing.T) {
 // The probe's requests are those datasets.OpenRun gives for the same
 // workload settings: a candidate's config.yaml replays its probe.
 func TestWorkloadMatchesOpenSource(t *testing.T) {
-	t.Setenv("FTK_SHARED", "../testdata")
 	for _, w := range []runresult.WorkloadConfig{
 		{Workload: "fixed:100x10", NumRequests: 50, Seed: 3},
 		{Workload: "splitwise-conv", NumRequests: 200, Seed: 1},

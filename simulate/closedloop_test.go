@@ -28,7 +28,6 @@ func (r *recordingClients) Next() (spec.Request, bool) {
 // but its last output token (the last is sampled, never fed back), capped
 // at the prompt less one token.
 func TestClosedLoopSessionsHitTheirHistory(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	w, err := datasets.ParseWorkload("sessions:groups=3,users=2,system=1000,turns=5,question=100,output=50")
 	if err != nil {
 		t.Fatal(err)

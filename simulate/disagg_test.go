@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -136,7 +135,6 @@ func TestDecodeWaitsForBlocks(t *testing.T) {
 // completes with the tokens it asked for, every block of every instance
 // comes back, Little's law holds, and the Chrome trace shows each transfer.
 func TestDisaggregatedRunInvariants(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := disaggConfig(2, 3, 20, 50)
 	cfg.Router = runresult.RouterLeastLoaded
 	cfg.Engine.MaxNumBatchedTokens = 1024

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 )
 
@@ -47,7 +46,6 @@ func sameRow(a, b runresult.RequestMetrics) bool {
 // rows, a summary with the full config, a config.yaml that reproduces the
 // run, and a Chrome trace that is valid JSON.
 func TestExecuteOutputs(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Engine.MaxModelLen = 2048
 	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 400, Seed: 11}
@@ -148,7 +146,6 @@ func TestExecuteOutputs(t *testing.T) {
 
 // Same seed and inputs give byte-identical outputs; another seed does not.
 func TestSameSeedByteIdentical(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Layout.DP = 2
 	cfg.Router = runresult.RouterLeastLoaded
@@ -197,7 +194,6 @@ func TestFailedRunLeavesNoFiles(t *testing.T) {
 // previous run whole: no new requests files beside the old summary and
 // config, and no temporary files.
 func TestExecuteCommitsOutputsAsAUnit(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:128x16", RatePerS: 8, NumRequests: 50, Seed: 1}
 	dir := t.TempDir()

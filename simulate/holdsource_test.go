@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 )
 
@@ -17,7 +16,6 @@ import (
 // preemptions (few KV blocks; the mean concurrency to 1e-9, summed in another order), with and without async scheduling, and for
 // two round-robin replicas.
 func TestHeldSourceRunsTheSameRun(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	for _, tc := range []struct {
 		name     string
 		async    bool

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -94,7 +93,6 @@ func checkConservation(t *testing.T, sum *runresult.Summary, rows []runresult.Re
 // (so requests are preempted), a small token budget and long-prefill
 // threshold, lengths sampled from the Splitwise conversation trace.
 func TestRandomizedRunInvariants(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Layout.DP = 2
 	cfg.Router = runresult.RouterLeastLoaded

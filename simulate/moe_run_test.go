@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
-	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -17,7 +16,6 @@ import (
 // engine invariant, and the summary lists routing, backend and the tables
 // built.
 func TestMoERunInvariants(t *testing.T) {
-	t.Setenv(datasets.SharedEnv, sharedDir)
 	cfg := testConfig()
 	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 1, EP: 8, DP: 8}
 	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL, Seed: 3}

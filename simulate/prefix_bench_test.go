@@ -17,7 +17,6 @@ import (
 // requests per CPU-second with caching on. Variants run in turn within
 // each iteration, so load from other processes falls on all alike.
 func BenchmarkPrefixCaching(b *testing.B) {
-	b.Setenv(datasets.SharedEnv, sharedDir)
 	conv, err := datasets.ReadTrace(sharedDir + "/traces/splitwise_conv.csv")
 	if err != nil {
 		b.Fatal(err)

@@ -104,7 +104,6 @@ func TestFullHitComputesTheLastBlock(t *testing.T) {
 // prompt's first finds the prompt's full blocks) within one point, and
 // TTFT falls. Both runs conserve tokens and return every block.
 func TestSharedPrefixWorkloadHitRate(t *testing.T) {
-	t.Setenv("FTK_SHARED", sharedDir)
 	const groups, users, system, question = 8, 50, 2000, 200
 	cfg := testConfig()
 	cfg.Workload = runresult.WorkloadConfig{Workload: "shared-prefix:groups=8,users=50,system=2000,question=200,output=64", RatePerS: 6, NumRequests: groups * users, Seed: 3}
@@ -137,7 +136,6 @@ func TestSharedPrefixWorkloadHitRate(t *testing.T) {
 // workload's hit rate is the analytic one there too, TTFT falls, and every
 // block of every instance comes back (runChecked).
 func TestDisaggregatedPrefillCachesPrefixes(t *testing.T) {
-	t.Setenv("FTK_SHARED", sharedDir)
 	cfg := disaggConfig(1, 1, 0, 0)
 	cfg.Workload = runresult.WorkloadConfig{Workload: "shared-prefix:groups=4,users=50,system=1600,question=160,output=32", RatePerS: 6, NumRequests: 200, Seed: 5}
 	on := runChecked(t, cfg)

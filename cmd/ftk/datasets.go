@@ -37,9 +37,8 @@ Workloads (lengths):
   sessions:groups=G,users=U,system=S,turns=T,question=Q,output=O
                         chat sessions of T turns whose history grows; they
                         wait for replies: run them with 'ftk simulate --clients'
-Built-in traces are found under --shared, $FTK_SHARED, or the shared/ folder
-beside the checkout that holds the working directory or the ftk executable
-(the repository's testdata).
+The built-in workloads' traces (the repository's testdata/traces) are
+embedded in the ftk binary: they work from any folder.
 
 Arrivals: replay (recorded times, optionally rescaled to --rate), poisson
 (--rate), gamma (--rate and --cv; CV > 1 is bursty), stages (--stages: the
@@ -75,7 +74,6 @@ func datasetsGenFlags() []cli.Flag {
 		&cli.FloatFlag{Name: "load", Usage: "arrival rate as a fraction of capacity, e.g. 0.7 (capacity from --pilot-throughput, or by 'make' from a simulated search with --model)"},
 		&cli.FloatFlag{Name: "pilot-throughput", Usage: "measured capacity for --load: completed requests/s of a saturated pilot run"},
 		&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "random seed: same seed and flags give a byte-identical trace"},
-		&cli.StringFlag{Name: "shared", Usage: "folder holding traces/ for the built-in workloads (default $FTK_SHARED, else the shared/ beside the checkout holding the working directory or the ftk executable)"},
 	}
 }
 
@@ -92,9 +90,6 @@ type datasetsGen struct {
 }
 
 func datasetsWorkload(cmd *cli.Command, spec string) (datasets.Workload, error) {
-	if d := cmd.String("shared"); d != "" {
-		return datasets.ParseWorkloadIn(spec, d)
-	}
 	return datasets.ParseWorkload(spec)
 }
 

@@ -67,7 +67,7 @@ func TestDatasetsMake(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
-			args := append(append([]string{}, tc.args...), "-o", out, "--shared", datasetsShared)
+			args := append(append([]string{}, tc.args...), "-o", out)
 			_, errOut, code := ftkDatasets(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
@@ -89,7 +89,7 @@ func TestDatasetsMakeIsDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name, seed string) []byte {
 		p := filepath.Join(dir, name)
-		if _, errOut, code := ftkDatasets(t, "make", "splitwise-conv", "--arrivals", "gamma", "--rate", "5", "--cv", "3", "-n", "2000", "--seed", seed, "--shared", datasetsShared, "-o", p); code != 0 {
+		if _, errOut, code := ftkDatasets(t, "make", "splitwise-conv", "--arrivals", "gamma", "--rate", "5", "--cv", "3", "-n", "2000", "--seed", seed, "-o", p); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		b, _ := os.ReadFile(p)
@@ -111,9 +111,9 @@ func TestDatasetsShow(t *testing.T) {
 	}{
 		{[]string{"show", filepath.Join(datasetsShared, "traces", "splitwise_conv.csv")},
 			[]string{"requests: 19366", "arrivals: 5.53 req/s over 3501.72 s, inter-arrival CV 1.094", "prompt  1154.7    2  1020.0  2734.5  4142.0  14050"}},
-		{[]string{"show", "splitwise-code", "--shared", datasetsShared},
+		{[]string{"show", "splitwise-code"},
 			[]string{"recorded trace", "requests: 8819"}},
-		{[]string{"show", "arxiv-summarization", "--shared", datasetsShared},
+		{[]string{"show", "arxiv-summarization"},
 			[]string{"requests: 28257", "arrivals: none recorded"}},
 		{[]string{"show", "fixed:1024x256", "--rate", "4", "-n", "1000"},
 			[]string{"requests: 1000", "prompt  1024.0  1024  1024.0  1024.0  1024.0  1024"}},
@@ -154,7 +154,6 @@ func TestDatasetsBadInput(t *testing.T) {
 		{"unsupported tokenizer", []string{"import", "sharegpt", filepath.Join("..", "..", "datasets", "testdata", "sharegpt_small.json"), "--tokenizer", filepath.Join("..", "..", "datasets", "testdata", "tokenizer_unigram.json"), "-o", out}, 1, "exact counts need a tokenizer.json with a BPE or WordLevel model"},
 		{"missing trace file", []string{"show", filepath.Join(dir, "nope.csv")}, 1, "no such file"},
 		{"unknown workload", []string{"make", "sharegpt", "-o", out}, 2, `datasets make: WORKLOAD "sharegpt": want fixed:PxO, splitwise-conv`},
-		{"missing shared", []string{"make", "splitwise-conv", "-o", out, "--shared", dir}, 1, "point --shared or $FTK_SHARED at the folder holding traces/"},
 		{"no output", []string{"make", "fixed:1x1", "--rate", "1"}, 2, "needs -o FILE"},
 		{"load without capacity", []string{"make", "fixed:1x1", "--load", "0.7", "-o", out}, 2, "--load needs a capacity: pass --pilot-throughput RPS (completed requests/s of a saturated pilot run), or --model M"},
 		{"pilot and model", []string{"make", "fixed:1x1", "--load", "0.7", "--pilot-throughput", "3", "--model", "llama-3.1-8b", "-o", out}, 2, "not both"},

@@ -165,9 +165,8 @@ var exampleSetup = map[string]exampleNeeds{
 
 // Every example of the README and of every --help runs verbatim, through
 // bash, as its own process (the test binary as ftk), in a temporary folder
-// per source (README, each command's help) with testdata beside it (and
-// $FTK_SHARED naming it), in
-// order, and exits as shown: 0, non-zero where the README shows "ftk: ..."
+// per source (README, each command's help) with testdata beside it (the
+// built-in workloads read the traces embedded in the binary), in order, and exits as shown: 0, non-zero where the README shows "ftk: ..."
 // after it, or the code exampleSetup gives with its reason.
 func TestEveryExampleRuns(t *testing.T) {
 	exe, err := os.Executable()
@@ -214,9 +213,9 @@ func TestEveryExampleRuns(t *testing.T) {
 			t.Errorf("exampleSetup names an example no README or --help shows any more: %q", line)
 		}
 	}
-	// The temporary folders are no checkout, so the built-in workloads find
-	// testdata through $FTK_SHARED, as the README says.
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo, "FTK_SHARED="+shared)
+	// The temporary folders are no checkout: the built-in workloads read
+	// the traces the binary embeds.
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "REPO="+repo)
 	// shell runs line in dir: its stdout, its stderr and its exit code.
 	shell := func(dir, line string) (string, string, int) {
 		cmd := exec.Command("bash", "-c", "set -o pipefail; "+line)

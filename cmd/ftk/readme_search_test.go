@@ -14,10 +14,6 @@ func TestREADMESearchExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := filepath.Abs("../../testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
 	plot, err := os.ReadFile("../../docs/search-pareto.png")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +26,6 @@ func TestREADMESearchExample(t *testing.T) {
 	block := text[i+1:]
 	block = block[:strings.Index(block, "```")]
 	cmdLine, want, _ := strings.Cut(block, "\n")
-	t.Setenv("FTK_SHARED", shared)
 	t.Chdir(t.TempDir())
 	out, errOut, code := ftk(t, strings.Fields(strings.TrimPrefix(cmdLine, "$ ftk "))...)
 	if code != 0 {
