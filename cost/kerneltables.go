@@ -32,7 +32,7 @@ type measuredAs interface {
 // its shape and dtype, exactly where measured, interpolated or scaled
 // between measured shapes, extrapolated past them by kerneldb's stated
 // rule. Ops the tables do not hold (norms, activations, rotary embedding,
-// routing, EP exchange, send/recv, MLA attention) and dtypes they lack are
+// routing, EP exchange, send/recv) and dtypes they lack are
 // left to the built-in device model; Coverage lists both.
 //
 // The tables time kernels replayed in CUDA graphs: KERNEL_ONLY times, the
@@ -146,6 +146,8 @@ func (t *KernelTables) OpPredictor(o *spec.Op) (OpPredictor, bool) {
 		p = &tableAttention{t: t, o: *o, kv: kvDtype(m), context: true}
 	case o.Name == spec.OpAttnDecode && !m.IsMLA():
 		p = &tableAttention{t: t, o: *o, kv: kvDtype(m)}
+	case (o.Name == spec.OpAttnPrefill || o.Name == spec.OpAttnDecode) && m.IsMLA():
+		p = &tableMLA{t: t, heads: o.QHeads, kv: kvDtype(m), context: o.Name == spec.OpAttnPrefill}
 	case o.Name == spec.OpMoEGroupedGEMM:
 		dt := gemmDtype(m)
 		if !o.FP8 {
@@ -346,4 +348,40 @@ func (p *tableAllReduce) lookup(x []float64) (float64, kerneldb.Fit) {
 
 func (p *tableAllReduce) table() string {
 	return fmt.Sprintf("%s [%s], %d GPUs", kerneldb.TableAllReduce, p.t.K.Sources[kerneldb.TableAllReduce], p.workers)
+}
+
+// tableMLA prices MLA attention (DeepSeek style) from the MLA kernel
+// tables, as tableAttention prices attention: a prefill chunk after
+// cached context as one prompt of the same query-key pairs, a decode
+// batch at its mean context plus the new token.
+type tableMLA struct {
+	counted
+	t       *KernelTables
+	heads   int
+	kv      string
+	context bool
+}
+
+func (p *tableMLA) PredictMs(x []float64) float64 { return p.note(p.lookup(x)) }
+
+func (p *tableMLA) lookup(x []float64) (float64, kerneldb.Fit) {
+	if p.context {
+		ctx, chunk := x[0], x[1]
+		if chunk <= 0 {
+			return 0, kerneldb.Exact
+		}
+		return p.t.K.MLAContext(p.kv, p.heads, 1, math.Sqrt(chunk*(chunk+2*ctx)))
+	}
+	if x[0] <= 0 {
+		return 0, kerneldb.Exact
+	}
+	return p.t.K.MLAGeneration(p.kv, p.heads, x[0], x[1]+1)
+}
+
+func (p *tableMLA) table() string {
+	t := kerneldb.TableGenMLA
+	if p.context {
+		t = kerneldb.TableContextMLA
+	}
+	return fmt.Sprintf("%s [%s], %d heads, KV %s", t, p.t.K.Sources[t], p.heads, p.kv)
 }

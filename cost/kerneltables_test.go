@@ -87,4 +87,25 @@ func TestKernelTablesPriceOpsByShape(t *testing.T) {
 	if _, ok := kt.OpPredictor(find(spec.OpInputLayernorm)); ok {
 		t.Error("input_layernorm priced by tables that hold no norm")
 	}
+	// An MLA model's attention comes from the MLA kernel tables: DeepSeek-V3
+	// at TP1 decodes with 128 heads on the GPU, a measured row.
+	ds, err := spec.LookupModel("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dkt, err := LoadKernelTables("../testdata/aiconfigurator/h100_sxm", "0.14.0", ds, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, ok := findLayerOp(spec.LayerOps(ds, spec.Layout{TP: 1}, 0), spec.OpAttnDecode)
+	if !ok {
+		t.Fatal("no attn_decode")
+	}
+	p, ok := dkt.OpPredictor(&dec)
+	if !ok {
+		t.Fatal("DeepSeek-V3's attn_decode not priced by the MLA tables")
+	}
+	if got := p.PredictMs([]float64{1, 1}); got != 0.11082667112350464 {
+		t.Errorf("DeepSeek-V3 decode of one sequence at KV length 2: %v ms, want generation_mla_perf's 0.11082667 ms", got)
+	}
 }

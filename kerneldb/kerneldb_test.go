@@ -141,6 +141,12 @@ func TestLookups(t *testing.T) {
 	if ms, fit := k.MoE("bfloat16", "balanced", 4096, 14336, 2, 8, 1, 1, 1); ms != 0.31613866488138836 || fit != Exact {
 		t.Errorf("MoE at a measured shape: %v (%s)", ms, fit)
 	}
+	if ms, fit := k.MLAGeneration("bfloat16", 128, 1, 2); ms != 0.11082667112350464 || fit != Exact {
+		t.Errorf("MLA generation at a measured shape: %v (%s)", ms, fit)
+	}
+	if ms, fit := k.MLAContext("bfloat16", 48, 1, 1024); fit != Scaled || !(ms > 0) {
+		t.Errorf("MLA context at 48 heads (not measured): %v (%s), want scaled from a measured head count", ms, fit)
+	}
 	if ms, fit := k.AllReduce(2, 256); ms != 0.0042835199832916265 || fit != Exact {
 		t.Errorf("all-reduce of 128 bf16 elements on 2 GPUs: %v (%s)", ms, fit)
 	}

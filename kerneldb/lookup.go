@@ -31,10 +31,13 @@ type Kernels struct {
 	moe       map[moeKey]*curve
 	moeKeys   []moeKey
 	allReduce map[int]*curve // graph-mode rows by GPU count
+	// mlaCtx and mlaGen are the MLA attention kernels (not the module
+	// tables) by KV dtype and heads on the GPU.
+	mlaCtx, mlaGen map[mlaKey]*grid2
 }
 
 // PricedTables are the tables Load reads for pricing.
-var PricedTables = []string{TableGEMM, TableContextAttention, TableGenAttention, TableMoE, TableAllReduce}
+var PricedTables = []string{TableGEMM, TableContextAttention, TableGenAttention, TableMoE, TableAllReduce, TableContextMLA, TableGenMLA}
 
 // Load reads the priced tables of db for vLLM version v (Resolve's rule);
 // a table the database lacks is left out (its lookups are Uncovered).
@@ -64,6 +67,10 @@ func Load(db *DB, v string) (*Kernels, error) {
 			k.buildMoE(t.MoE)
 		case TableAllReduce:
 			k.buildAllReduce(t.AllReduce)
+		case TableContextMLA:
+			k.mlaCtx = k.buildMLA(t.MLA, name)
+		case TableGenMLA:
+			k.mlaGen = k.buildMLA(t.MLA, name)
 		}
 	}
 	if len(k.Resolutions) == 0 {
@@ -436,4 +443,99 @@ func (k *Kernels) AllReduce(gpus int, sizeBytes float64) (float64, Fit) {
 		return math.NaN(), Uncovered
 	}
 	return c.at(sizeBytes)
+}
+
+// mlaKey is one MLA attention configuration: heads on the GPU, KV dtype.
+type mlaKey struct {
+	heads   int
+	kvDtype string
+}
+
+// buildMLA indexes the MLA attention kernel rows (context_mla_perf,
+// generation_mla_perf: the kernel alone, not the module tables) by heads
+// on the GPU and KV dtype: a grid over (batch, ISL) for context rows,
+// (batch, KV length ISL + step) for generation rows. A configuration
+// measured at several TP sizes (the same heads per GPU) takes their mean.
+func (k *Kernels) buildMLA(rows []MLARow, table string) map[mlaKey]*grid2 {
+	total := map[string]int{}
+	per := map[mlaKey]map[string]int{}
+	for _, r := range rows {
+		key := mlaKey{r.Heads, r.KVCacheDtype}
+		if per[key] == nil {
+			per[key] = map[string]int{}
+		}
+		per[key][r.KernelSource]++
+		total[r.KernelSource]++
+	}
+	src := map[mlaKey]string{}
+	for key, c := range per {
+		best := ""
+		for s := range c {
+			if best == "" || c[s] > c[best] || c[s] == c[best] && s < best {
+				best = s
+			}
+		}
+		src[key] = best
+	}
+	k.Sources[table] = dominant(total)
+	type pts struct{ xs, ys, ts []float64 }
+	by := map[mlaKey]*pts{}
+	for _, r := range rows {
+		key := mlaKey{r.Heads, r.KVCacheDtype}
+		if r.KernelSource != src[key] {
+			continue
+		}
+		p := by[key]
+		if p == nil {
+			p = &pts{}
+			by[key] = p
+		}
+		y := float64(r.ISL)
+		if !r.Context {
+			y = float64(r.ISL + r.Step)
+		}
+		p.xs, p.ys, p.ts = append(p.xs, float64(r.Batch)), append(p.ys, y), append(p.ts, r.LatencyMs)
+	}
+	out := map[mlaKey]*grid2{}
+	for key, p := range by {
+		g := newGrid2(p.xs, p.ys, p.ts)
+		out[key] = &g
+	}
+	return out
+}
+
+// mla answers an MLA lookup: the configuration itself, else the measured
+// one of the same KV dtype nearest in log heads, scaled by the heads
+// ratio.
+func mla(grids map[mlaKey]*grid2, key mlaKey, x, y float64) (float64, Fit) {
+	if g := grids[key]; g != nil {
+		return g.at(x, y)
+	}
+	best, bestD := mlaKey{}, math.Inf(1)
+	for c := range grids {
+		if c.kvDtype != key.kvDtype {
+			continue
+		}
+		d := math.Abs(math.Log(float64(c.heads) / float64(key.heads)))
+		if d < bestD || d == bestD && c.heads < best.heads {
+			best, bestD = c, d
+		}
+	}
+	if math.IsInf(bestD, 1) {
+		return math.NaN(), Uncovered
+	}
+	t, f := grids[best].at(x, y)
+	return t * float64(key.heads) / float64(best.heads), worse(f, Scaled)
+}
+
+// MLAContext is the MLA prefill attention kernel of batch sequences of
+// isl tokens with heads query heads on the GPU, KV cache in kvDtype.
+func (k *Kernels) MLAContext(kvDtype string, heads int, batch, isl float64) (float64, Fit) {
+	return mla(k.mlaCtx, mlaKey{heads, kvDtype}, batch, isl)
+}
+
+// MLAGeneration is the MLA decode attention kernel of batch sequences
+// each attending over kvLen cached tokens.
+func (k *Kernels) MLAGeneration(kvDtype string, heads int, batch, kvLen float64) (float64, Fit) {
+	return mla(k.mlaGen, mlaKey{heads, kvDtype}, batch, kvLen)
 }
