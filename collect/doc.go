@@ -28,5 +28,7 @@
 //
 // Every file starts with the columns of its Frontier (or Vidur) layout in
 // the same order and ends with profiling_backend (synthetic or torch),
-// impl, device, model_name, shape_id and GPU telemetry columns.
+// impl, kernel_source (the kernel behind each operator:
+// spec.KernelSourceCell), device, model_name, shape_id and GPU telemetry
+// columns.
 package collect

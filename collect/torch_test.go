@@ -170,3 +170,46 @@ func TestTorchWorkerRestarts(t *testing.T) {
 		t.Fatal("the dead worker is still attached")
 	}
 }
+
+// With vLLM importable (here the test double of its op signatures in
+// worker/testdata/fakevllm, not vLLM) the sweep's rows name vLLM's kernels
+// operator by operator, and ftk-collect.yaml records the kernels mode and
+// vLLM's version.
+func TestTorchWorkerCallsVLLMKernels(t *testing.T) {
+	py := needTorch(t)
+	fake, err := filepath.Abs(filepath.Join("worker", "testdata", "fakevllm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYTHONPATH", fake)
+	dir := t.TempDir()
+	c := planConfig(tinyMoE(t), torchLimits, []spec.Layout{{TP: 1}}, spec.FamilyLinear, spec.FamilyAttention, spec.FamilyMoE)
+	o := Options{Plan: c, Out: dir, Backend: BackendTorch, Warmup: 1, Repeats: 2,
+		Torch: TorchOptions{DeviceKind: KindCPU, Python: py, Threads: 1, Kernels: KernelsVLLM}}
+	var log strings.Builder
+	o.Log = &log
+	if sum, err := Run(context.Background(), o); err != nil || sum.Failed != 0 {
+		t.Fatalf("%+v %v\n%s", sum, err, log.String())
+	}
+	sweep := SweepDir(dir, deviceCPU, "tiny-moe", Shard{})
+	want := map[string][]string{
+		"linear_op_cpu.csv": {"input_layernorm=vllm._C.fused_add_rms_norm", "attn_rope=vllm._C.rotary_embedding",
+			"attn_pre_proj=torch.nn.functional.linear+vllm._C.rms_norm"},
+		"attention_cpu.csv": {"attn_kv_cache_save=vllm._C_cache_ops.reshape_and_cache_flash", "vllm_flash_attn_fa3"},
+		"moe_cpu.csv":       {"moe_grouped_gemm=vllm.fused_experts", "moe_gating_routing_topk=vllm.fused_topk", "moe_shuffling=vllm.moe_align_block_size"},
+	}
+	for f, subs := range want {
+		h, rows := readCSV(t, filepath.Join(sweep, f))
+		cells := strings.Join(column(t, h, rows, "kernel_source"), "\n")
+		for _, s := range subs {
+			if !strings.Contains(cells, s) {
+				t.Errorf("%s: no kernel_source names %q:\n%s", f, s, cells)
+			}
+		}
+	}
+	meta, err := readMeta(sweep)
+	if err != nil || meta.Environment["kernels"] != KernelsVLLM || !strings.Contains(meta.Environment["vllm_version"], "test.double") ||
+		meta.Environment["vllm_ops_missing"] != "[]" {
+		t.Errorf("yaml environment %v (%v)", meta.Environment, err)
+	}
+}

@@ -842,6 +842,11 @@ class Worker:
         torch = self.torch
         T, E, k = int(sh["tokens"]), int(sh["num_experts"]), int(sh["top_k"])
         L = len(counts)
+        if sum(counts) < T * k and E - L < k:
+            # The shape routes fewer picks to this rank's experts than its
+            # tokens make (an edge of the planner's domain): the other picks
+            # go to experts of no rank here, as an EP rank's are.
+            E = L + k
         ids = _assign(counts, T, k, E)  # [T][k] global ids, local experts first
         topk_ids = torch.tensor(ids, dtype=torch.int32, device=self.device)
         topk_w = torch.full((T, k), 1.0 / k, dtype=torch.float32, device=self.device)
@@ -1163,7 +1168,7 @@ def _assign(counts, T, k, E):
         nxt = L + r % max(1, E - L)
         while len(row) < k:
             if E == L:
-                raise ValueError("counts do not fill every token's top-k")
+                raise ValueError("counts %s do not fill every token's top-k (%d tokens, top-%d)" % (counts, T, k))
             if nxt >= E:
                 nxt = L
             if nxt not in row:

@@ -194,6 +194,11 @@ class VLLMDispatch(unittest.TestCase):
             b.fn()
             if op in want:
                 self.assertEqual(b.source, want[op], op)
+        # A domain-edge shape: fewer routed picks than tokens x top-k, every
+        # expert local (EP1); the other picks go to experts of no rank.
+        edge = w.build("moe_grouped_gemm", dict(MOE, expert_counts=[1] + [0] * 7, tokens=1))
+        edge.fn()
+        self.assertEqual(edge.source, "vllm.fused_experts")
         fp8 = w.build("mlp_up_proj", dict(LINEAR, elem_bytes=1))
         fp8.fn()
         self.assertEqual(fp8.source, "vllm._custom_ops.cutlass_scaled_mm")
