@@ -46,7 +46,7 @@ const (
 	ExtrapolateEdgeBelow = "edge_below"
 	// ExtrapolateRoof adds the increment of the fallback's roofline shape
 	// (Fallback.RoofMs: the intercept plus the largest of its other terms,
-	// as spec.Roofline prices a kernel by the larger of its compute and
+	// as roofline.Roofline prices a kernel by the larger of its compute and
 	// memory times) instead of the sum: for a kernel whose time stays at
 	// its weight stream while its FLOPs grow (a small projection at 64-128
 	// tokens), where the summed terms keep growing.

@@ -59,7 +59,7 @@ func (f *Fallback) PredictMs(x []float64) float64 {
 
 // RoofMs is the fallback's roofline shape at x: the intercept plus the
 // largest of its other terms (coefficient times basis term), where
-// PredictMs adds them. spec.Roofline prices a kernel by the larger of its
+// PredictMs adds them. roofline.Roofline prices a kernel by the larger of its
 // compute and memory times, so a GEMV-like kernel streaming its weights
 // stays flat while its FLOPs grow until they overtake the weight stream;
 // the sum grows with every term from the start. It is never above

@@ -198,7 +198,7 @@ func (s *sweep) openBackends(ctx context.Context) ([]Backend, error) {
 // environment is the provenance recorded before any worker starts.
 func (s *sweep) environment() map[string]string {
 	if s.o.Backend == BackendSynthetic {
-		return map[string]string{"device_model": "spec.Roofline (docs/design.md section 6), seeded log-normal noise"}
+		return map[string]string{"device_model": "roofline.Roofline (docs/design.md section 6), seeded log-normal noise"}
 	}
 	return nil
 }

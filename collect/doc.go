@@ -7,7 +7,7 @@
 // ID; a plan splits into shards by position (Shard).
 //
 // A sweep (Run) measures the shapes with a Backend: Synthetic, the
-// roofline device model of spec.Roofline with seeded noise, or a torch
+// roofline device model of roofline.Roofline with seeded noise, or a torch
 // worker (collect/worker/ftk_worker.py, embedded in the binary) on a GPU or
 // the CPU. Rows are appended as they are measured, so an interrupted sweep
 // resumes where it stopped; GPU telemetry comes from NVML when the build

@@ -6,21 +6,22 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // Synthetic is the built-in device model as a backend (docs/design.md section 6):
-// every time comes from spec.Roofline for the named device (the host
-// family from spec.HostOpMs, the simulator's default host model), with
+// every time comes from roofline.Roofline for the named device (the host
+// family from roofline.HostOpMs, the simulator's default host model), with
 // seeded multiplicative
 // log-normal noise per repetition. The noise of a request depends only on
 // the seed and the request ID, so any order, shard or resume of a sweep
 // gives the same numbers.
 //
 // MoE runtime contract (cold standalone gating, uniform_topk routing):
-// spec.Roofline.ContextTimeMs, the same pricing simulate's fallback uses.
+// roofline.Roofline.ContextTimeMs, the same pricing simulate's fallback uses.
 type Synthetic struct {
-	roof spec.Roofline
+	roof roofline.Roofline
 	seed uint64
 }
 
@@ -33,7 +34,7 @@ const (
 
 // NewSynthetic returns the synthetic backend for dev.
 func NewSynthetic(dev *spec.Device, seed uint64) *Synthetic {
-	return &Synthetic{roof: spec.Roofline{Device: dev}, seed: seed}
+	return &Synthetic{roof: roofline.Roofline{Device: roofline.NewDevice(dev)}, seed: seed}
 }
 
 // Measure returns the modelled timing of req.
@@ -68,11 +69,11 @@ func (s *Synthetic) Close() error { return nil }
 func (s *Synthetic) baseMs(req *Request) float64 {
 	o := req.op
 	sh := req.Shape
-	if ms, ok := spec.IssueOpMs(s.roof.Device, o.Name); ok {
+	if ms, ok := roofline.IssueOpMs(&s.roof.Device.Device, o.Name); ok {
 		return ms
 	}
 	if o.Family == spec.FamilyCPU {
-		return spec.HostOpMs(s.roof.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
+		return roofline.HostOpMs(&s.roof.Device.Device, o.Name, sh.TP, sh.BatchSize, sh.PrefillTokens, sh.DecodeTokens, sh.Vocab)
 	}
 	return s.roof.ContextTimeMs(o, req.features, req.measurement, sh.GatingContext, sh.RoutingPath)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -92,8 +93,8 @@ func TestSyntheticGatingContext(t *testing.T) {
 	}
 }
 
-// Host rows are the simulator's default host model (spec.HostOpMs, and
-// spec.IssueOpMs for the issue costs) plus noise, so a synthetic profile
+// Host rows are the simulator's default host model (roofline.HostOpMs, and
+// roofline.IssueOpMs for the issue costs) plus noise, so a synthetic profile
 // simulates like no profile at all.
 func TestSyntheticHostRows(t *testing.T) {
 	m := mustModel(t, "llama-3.1-8b")
@@ -112,9 +113,9 @@ func TestSyntheticHostRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, issue := spec.IssueOpMs(dev, o.Name)
+			want, issue := roofline.IssueOpMs(dev, o.Name)
 			if !issue {
-				want = spec.HostOpMs(dev, o.Name, 2, s.BatchSize, s.PrefillTokens, s.DecodeTokens, m.VocabSize)
+				want = roofline.HostOpMs(dev, o.Name, 2, s.BatchSize, s.PrefillTokens, s.DecodeTokens, m.VocabSize)
 			}
 			if r := resp.Stats.Median / want; r < 0.95 || r > 1.05 || resp.Impl != "synthetic_host_model" {
 				t.Fatalf("%s at batch %d: median %.4f ms, model %.4f ms, impl %s", o.Name, s.BatchSize, resp.Stats.Median, want, resp.Impl)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -120,7 +121,7 @@ func kernelKindOf(name string) (spec.KernelKind, bool) {
 }
 
 // applyIssue applies the host speed and per-kind scales to issue costs.
-func (c *Calibration) applyIssue(costs *spec.IssueCosts) {
+func (c *Calibration) applyIssue(costs *roofline.IssueCosts) {
 	if c.HostSpeed > 0 {
 		costs.Scale(c.HostSpeed)
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -48,9 +49,9 @@ type CostModelReport struct {
 	// LaunchNote says how the CPU timeline of the forward is formed;
 	// IssueNote where its per-kind issue costs come from, IssueCosts the
 	// figures.
-	LaunchNote string          `json:"launch_note"`
-	IssueNote  string          `json:"issue_note"`
-	IssueCosts spec.IssueCosts `json:"issue_costs"`
+	LaunchNote string              `json:"launch_note"`
+	IssueNote  string              `json:"issue_note"`
+	IssueCosts roofline.IssueCosts `json:"issue_costs"`
 	// HostMsPerStep is the calibrated host time per step (0: modelled).
 	HostMsPerStep float64 `json:"host_ms_per_step"`
 	// HostSource is calibration, profile or default; HostNote gives the

@@ -5,11 +5,11 @@
 // OpCostModel walks the per-GPU operator list of the layers
 // (spec.LayerOps) and asks, per operator, a profiled predictor
 // (PredictorSet, from a model bundle) or the built-in roofline device model
-// (spec.Roofline). MoE layers draw per-expert token counts every step and
+// (roofline.Roofline). MoE layers draw per-expert token counts every step and
 // wait for the slowest EP rank (moe_router.go, moe_tables.go); the launch
 // term follows the execution mode (execmode.go: eager, CUDA graph,
 // piecewise); host time comes from a CPU-overhead profile, a calibration or
-// spec's default host model (host.go); collectives are priced per layer.
+// roofline's default host model (host.go); collectives are priced per layer.
 //
 // The package never sees engine state: package simulate hands it a
 // BatchShape and reads back a StepCost, behind simulate's CostModel

@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -71,7 +72,7 @@ func TestCompiledModesRunQKNormAsOneKernel(t *testing.T) {
 	if !ok {
 		t.Fatal("no QKV projection")
 	}
-	r := spec.Roofline{Device: d}
+	r := roofline.Roofline{Device: roofline.NewDevice(d)}
 	norm := func(rows int) float64 {
 		o := spec.Op{Name: spec.OpInputLayernorm, Family: spec.FamilyLinear, Kernels: 1, Width: qkv.HeadDim, ElemBytes: qkv.ElemBytes}
 		return r.KernelMs(&o, []float64{float64(8 * rows)})

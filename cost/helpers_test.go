@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -37,20 +38,20 @@ func prefillShape(chunk, ctx int) BatchShape {
 // issueMsOf sums, independently of the cost model, the eager host issue
 // time of one step on a one-stage layout: every op of every layer (the
 // prefill or decode attention only when the batch has it), the embedding
-// and the LM head, priced by spec's inventory and issue costs.
-func issueMsOf(m *spec.Model, l spec.Layout, costs spec.IssueCosts, prefill, decode bool) float64 {
+// and the LM head, priced by roofline's inventory and issue costs.
+func issueMsOf(m *spec.Model, l spec.Layout, costs roofline.IssueCosts, prefill, decode bool) float64 {
 	var us float64
 	for i := 0; i < m.NumLayers; i++ {
 		for _, o := range spec.LayerOps(m, l, i) {
 			if (o.Name == spec.OpAttnPrefill && !prefill) || (o.Name == spec.OpAttnDecode && !decode) {
 				continue
 			}
-			us += costs.OpUs(spec.IssueOf(m, l, &o))
+			us += costs.OpUs(roofline.IssueOf(m, l, &o))
 		}
 	}
 	first, last, _ := spec.ModelOps(m, l)
 	for _, o := range append(first, last...) {
-		us += costs.OpUs(spec.IssueOf(m, l, &o))
+		us += costs.OpUs(roofline.IssueOf(m, l, &o))
 	}
 	return us / 1e3
 }

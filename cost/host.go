@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -31,7 +32,7 @@ const (
 // processing after it, and the inter-process hand-off of a multi-GPU
 // executor. The times come from, in order of preference, the calibration's
 // host_ms_per_step (one figure per step, all before the forward pass), the
-// HOST_WALL predictors of a CPU-overhead profile, or spec's default host
+// HOST_WALL predictors of a CPU-overhead profile, or roofline's default host
 // model for the device class, the last two times the calibration's
 // host_scale. They are never silently zero.
 //
@@ -89,10 +90,10 @@ func newHostModel(c *OpCostConfig, l spec.Layout) (*hostModel, error) {
 	case found == 0 && c.HostPredictors != nil && !hasIssueOps(c.HostPredictors):
 		return nil, fmt.Errorf("simulate: the host bundle has no HOST_WALL predictor for TP=%d (want %s ...)", l.TP, h.keys[0])
 	case found == 0:
-		h.source, h.note = HostFromDefault, spec.HostModelDescription(c.Device)
+		h.source, h.note = HostFromDefault, roofline.HostModelDescription(c.Device)
 	default:
 		h.source = HostFromProfile
-		h.note = fmt.Sprintf("CPU-overhead profile: %d of %d host parts predicted (HOST_WALL, TP=%d); the rest from the %s", found, numHostOps, l.TP, spec.HostModelDescription(c.Device))
+		h.note = fmt.Sprintf("CPU-overhead profile: %d of %d host parts predicted (HOST_WALL, TP=%d); the rest from the %s", found, numHostOps, l.TP, roofline.HostModelDescription(c.Device))
 	}
 	if s := c.Calibration.HostScale; s > 0 {
 		h.scale = s
@@ -123,7 +124,7 @@ func (h *hostModel) compute(seqs, prefillTokens, decodeTokens int, out *[numHost
 		}
 		p := h.preds[i]
 		if p == nil {
-			out[i] = h.scale * spec.HostOpMs(h.dev, op, h.tp, seqs, prefillTokens, decodeTokens, h.vocab)
+			out[i] = h.scale * roofline.HostOpMs(h.dev, op, h.tp, seqs, prefillTokens, decodeTokens, h.vocab)
 			continue
 		}
 		var before int64
@@ -166,11 +167,11 @@ func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after, coreBefore, 
 // issueCosts resolves the per-kind issue costs of the CPU timeline: from a
 // CPU-overhead profile's issue ops where it has them (HOST_WALL: measured
 // with the GPU queue busy; CPU: the Python and dispatcher part measured on
-// a CPU, to which the device's catalogued kernel launch is added), spec's
+// a CPU, to which the device's catalogued kernel launch is added), roofline's
 // defaults for the device class otherwise; then the calibration's host
 // speed and per-kind scales.
-func issueCosts(c *OpCostConfig, l spec.Layout) (spec.IssueCosts, string) {
-	costs := spec.DefaultIssueCosts(c.Device)
+func issueCosts(c *OpCostConfig, l spec.Layout) (roofline.IssueCosts, string) {
+	costs := roofline.DefaultIssueCosts(c.Device)
 	note := costs.Source
 	x := []float64{1, 0, 1}
 	var measured []string

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// Host time is never silently zero: by default it comes from spec's host
+// Host time is never silently zero: by default it comes from roofline's host
 // model of the device class, split before (schedule, inputs, hand-off) and
 // after (sampling, outputs) the forward pass; a CPU-overhead profile's
 // HOST_WALL predictors replace the parts they have; a calibration's host
@@ -26,7 +27,7 @@ func TestHostTimeSources(t *testing.T) {
 		cm.StageCost(&b, 0, &sc)
 		return sc, cm.Report()
 	}
-	host := func(op string) float64 { return spec.HostOpMs(d, op, 2, 8, 0, 8, m.VocabSize) }
+	host := func(op string) float64 { return roofline.HostOpMs(d, op, 2, 8, 0, 8, m.VocabSize) }
 	c, r := stage(OpCostConfig{})
 	before := host(spec.OpCPUSchedule) + host(spec.OpCPUPrepareInputs) + host(spec.OpCPURayComm)
 	after := host(spec.OpCPUSampler) + host(spec.OpCPUProcessOutputs)

@@ -1,13 +1,14 @@
 package cost
 
 import (
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // issueModel prices the CPU timeline of a forward pass (docs/design.md section 2):
-// what the host spends issuing each stage's ops, from spec's inventory of
-// what vLLM issues (spec.IssueOf) and per-kind costs (measured by collect
-// host, calibrated, or spec's defaults). Everything that does not depend
+// what the host spends issuing each stage's ops, from roofline's inventory of
+// what vLLM issues (roofline.IssueOf) and per-kind costs (measured by collect
+// host, calibrated, or roofline's defaults). Everything that does not depend
 // on the batch is summed once per run: a step costs a few additions.
 //
 // What each measurement type already holds, so nothing counts twice: a
@@ -17,9 +18,9 @@ import (
 // between ops: it is the op's GPU-timeline length, and the timelines'
 // max() keeps its launches from being counted again while the module and
 // dispatcher Python between ops still shows when it is slower. The
-// roofline's CUDA_EVENT times are built the same way (spec.Roofline).
+// roofline's CUDA_EVENT times are built the same way (roofline.Roofline).
 type issueModel struct {
-	costs  spec.IssueCosts
+	costs  roofline.IssueCosts
 	stages []stageIssue
 }
 
@@ -53,7 +54,7 @@ type opIssueTime struct {
 	onlyWith        string  // "" (every step), "prefill" or "decode"
 }
 
-func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueModel {
+func newIssueModel(m *spec.Model, l spec.Layout, costs roofline.IssueCosts) *issueModel {
 	im := &issueModel{costs: costs}
 	first, last, between := spec.ModelOps(m, l)
 	for s := 0; s < l.PP; s++ {
@@ -63,7 +64,7 @@ func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueMo
 		ops := 0
 		for i := lo; i < hi; i++ {
 			for j, o := range spec.LayerOps(m, l, i) {
-				ms := costs.OpUs(spec.IssueOf(m, l, &o)) / 1e3
+				ms := costs.OpUs(roofline.IssueOf(m, l, &o)) / 1e3
 				attn := o.Family == spec.FamilyAttention
 				switch o.Name {
 				case spec.OpAttnPrefill:
@@ -89,13 +90,13 @@ func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueMo
 		}
 		if s == 0 {
 			for _, o := range first {
-				ms := costs.OpUs(spec.IssueOf(m, l, &o)) / 1e3
+				ms := costs.OpUs(roofline.IssueOf(m, l, &o)) / 1e3
 				st.prologue += ms
 				st.addOp(o.Name, ms, "")
 			}
 		} else if between != nil {
-			// The activations from the stage before (spec.PPRecvIssue).
-			ms := costs.OpUs(spec.PPRecvIssue(l)) / 1e3
+			// The activations from the stage before (roofline.PPRecvIssue).
+			ms := costs.OpUs(roofline.PPRecvIssue(l)) / 1e3
 			st.prologue += ms
 			st.recv = ms
 			st.addOp(between.Name, ms, "")
@@ -108,7 +109,7 @@ func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueMo
 			}
 		}
 		for _, o := range tail {
-			ms := costs.OpUs(spec.IssueOf(m, l, &o)) / 1e3
+			ms := costs.OpUs(roofline.IssueOf(m, l, &o)) / 1e3
 			st.epilogue += ms
 			if o.Name == spec.OpSendRecv {
 				st.send = ms

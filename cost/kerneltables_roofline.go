@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/kerneldb"
+
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -21,7 +23,7 @@ type KernelError struct {
 }
 
 // RooflineVsTable prices every row of t with the built-in device model
-// (spec.Roofline on device d, KERNEL_ONLY, compiled as vLLM runs it) as
+// (roofline.Roofline on device d, KERNEL_ONLY, compiled as vLLM runs it) as
 // the simulator would price that kernel, and returns the error per dtype
 // and kernel source. The mapping: a gemm row is a linear op of (M; N, K)
 // in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores; a context
@@ -34,7 +36,7 @@ type KernelError struct {
 // elements. Rows of other dtypes (nvfp4, int4, mxfp4), sliding-window
 // attention, skewed routing and eager all-reduce are left out.
 func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
-	r := spec.Roofline{Device: d, Compiled: true}
+	r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true}
 	type acc struct {
 		n         int
 		ape, bias float64

@@ -138,7 +138,7 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 // every local expert has tokens and the slowest rank's load decides: even
 // <= uniform < skewed < more skewed (even and uniform can tie: each rank's
 // ~32 tokens per expert fill one 64-row tile of the fused-MoE kernel either
-// way, spec/moegemm.go). With 32 sequences at EP=1 (256 copies
+// way, roofline/moegemm.go). With 32 sequences at EP=1 (256 copies
 // over 128 experts) concentrated routing touches fewer experts: the order
 // reverses.
 func TestSkewRaisesSlowestRank(t *testing.T) {

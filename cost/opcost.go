@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -22,7 +23,7 @@ type OpCostConfig struct {
 	BundleName string
 	// HostPredictors holds HOST_WALL predictors of the host-side step parts
 	// (a CPU-overhead profile); nil means those of Predictors, if any, else
-	// spec's default host model.
+	// roofline's default host model.
 	HostPredictors PredictorSet
 	// ExecutionMode is ExecEager, ExecCUDAGraph or ExecPiecewise; empty
 	// resolves as resolveExecutionMode says.
@@ -39,7 +40,7 @@ type OpCostConfig struct {
 // stage, the per-GPU ops of spec.LayerOps (attention prefill and decode only
 // when the batch has them), the embedding on the first stage, the LM head on
 // the last, the activation send between stages. Each op's time comes from
-// its predictor in the bundle or, failing that, from spec.Roofline (counted
+// its predictor in the bundle or, failing that, from roofline.Roofline (counted
 // per op and reported).
 //
 // Ops priced by the step's token count alone (linear, norms, collectives,
@@ -56,7 +57,7 @@ type OpCostConfig struct {
 type OpCostModel struct {
 	model       *spec.Model
 	layout      spec.Layout
-	roof        spec.Roofline
+	roof        roofline.Roofline
 	measurement string
 	exec        string
 	capture     captureSizes
@@ -125,7 +126,7 @@ type stageModel struct {
 func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
 	c.MoE.Resolve()
-	cm := &OpCostModel{model: m, layout: l, roof: spec.Roofline{Device: c.Device}, measurement: spec.KernelOnly,
+	cm := &OpCostModel{model: m, layout: l, roof: roofline.Roofline{Device: roofline.NewDevice(c.Device)}, measurement: spec.KernelOnly,
 		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{},
 		exchange: spec.EPExchange{Backend: c.MoE.All2AllBackend, DP: l.DP, Ranks: l.TP * l.DP, Hidden: m.HiddenSize, Experts: m.NumExperts}}
 	if c.Predictors != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -122,7 +123,7 @@ func TestBundlePredictorsFallbacksAndExtrapolation(t *testing.T) {
 	if want := 4 * 32 * 0.1; math.Abs(c.Ms[CompAttention]-want) > 1e-9 {
 		t.Errorf("attention %g ms, want %g", c.Ms[CompAttention], want)
 	}
-	if want := issueMsOf(m, l, spec.DefaultIssueCosts(d), true, false); c.Kernels != 10*32+1+2 || math.Abs(c.Ms[CompLaunch]-want) > 1e-9 {
+	if want := issueMsOf(m, l, roofline.DefaultIssueCosts(d), true, false); c.Kernels != 10*32+1+2 || math.Abs(c.Ms[CompLaunch]-want) > 1e-9 {
 		t.Errorf("%d kernels, issue %g ms, want %g", c.Kernels, c.Ms[CompLaunch], want)
 	}
 	cm.StageCost(&prefill, 0, &c) // cached: the predictor is not asked again
@@ -131,7 +132,7 @@ func TestBundlePredictorsFallbacksAndExtrapolation(t *testing.T) {
 	}
 	decode := decodeShape(100, 2000, 3000)
 	cm.StageCost(&decode, 0, &c)
-	roof := spec.Roofline{Device: d}
+	roof := roofline.Roofline{Device: roofline.NewDevice(d)}
 	var dec spec.Op
 	for _, o := range spec.LayerOps(m, l, 0) {
 		if o.Name == spec.OpAttnDecode {

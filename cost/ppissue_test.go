@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -16,9 +17,9 @@ import (
 func TestPipelineActivationsIssuedOutsideGraphs(t *testing.T) {
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
 	l := spec.Layout{TP: 2, PP: 4, EP: 2}.Normalize()
-	costs := spec.DefaultIssueCosts(d)
+	costs := roofline.DefaultIssueCosts(d)
 	_, _, between := spec.ModelOps(m, l)
-	send, recv := costs.OpUs(spec.IssueOf(m, l, between))/1e3, costs.OpUs(spec.PPRecvIssue(l))/1e3
+	send, recv := costs.OpUs(roofline.IssueOf(m, l, between))/1e3, costs.OpUs(roofline.PPRecvIssue(l))/1e3
 	if !(recv > send && send > 0) {
 		t.Fatalf("receive %.4f ms, send %.4f ms: want both, the receive with its TP all-gathers larger", recv, send)
 	}
@@ -42,7 +43,7 @@ func TestPipelineActivationsIssuedOutsideGraphs(t *testing.T) {
 		}
 	}
 	// Eager: stage 1 runs stage 0's layers with a receive for the embedding.
-	emb := costs.OpUs(spec.IssueOf(m, l, &spec.Op{Name: spec.OpEmb})) / 1e3
+	emb := costs.OpUs(roofline.IssueOf(m, l, &spec.Op{Name: spec.OpEmb})) / 1e3
 	if got, want := launch(ExecEager, 1)-launch(ExecEager, 0), recv-emb; !near(got, want) {
 		t.Errorf("eager: stage 1 issues %.4f ms more than stage 0, want the receive less the embedding = %.4f ms", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/bundle"
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -104,7 +105,7 @@ func TestCoverageMissingTP(t *testing.T) {
 // construction (what ftk collect --backend synthetic plans).
 func coveringSet(m *spec.Model, l spec.Layout, lim spec.EngineLimits, dev *spec.Device) *TrainingSet {
 	ts := &TrainingSet{Device: dev.Name, Model: m.Name, Measurement: spec.CUDAEvent}
-	rf := spec.Roofline{Device: dev}
+	rf := roofline.Roofline{Device: roofline.NewDevice(dev)}
 	for _, e := range spec.QueryDomain(m, l, lim) {
 		k := e.Key
 		k.Measurement = spec.CUDAEvent

@@ -118,12 +118,37 @@ func TestSimulateAndValidateDeps(t *testing.T) {
 // imports a stage or cmd.
 func TestArtifactsBelowStages(t *testing.T) {
 	r := root(t)
-	for _, pkg := range []string{"spec", "atomicfile", "profilecsv", "dataset", "bundle", "runresult", "cost", "kerneldb", "publicrun"} {
+	for _, pkg := range []string{"spec", "atomicfile", "profilecsv", "dataset", "bundle", "runresult", "cost", "kerneldb", "publicrun", "roofline"} {
 		for imp := range deps(t, r, pkg) {
 			rel, ok := strings.CutPrefix(imp, module)
 			if ok && (slices.Contains(stages, rel) || strings.HasPrefix(rel, "cmd/")) {
 				t.Errorf("%s depends on %s", pkg, rel)
 			}
+		}
+	}
+}
+
+// costModel is the built-in device cost model's package.
+const costModel = module + "roofline"
+
+// The packages that read and write profiles and bundles never link the
+// device cost model: what they hold is measured or fitted, never priced.
+// spec, below every package, is vocabulary only; roofline itself is built
+// on spec alone.
+func TestCostModelNotLinked(t *testing.T) {
+	r := root(t)
+	for _, pkg := range []string{"spec", "profilecsv", "ingest", "fit", "dataset", "bundle"} {
+		d := listDeps(t, r, pkg)
+		if !d[module+pkg] {
+			t.Fatalf("go list -deps ./%s does not list the package itself: %v", pkg, d)
+		}
+		if d[costModel] {
+			t.Errorf("%s links the device cost model (%s): take what it needs from spec, or move the code that prices to cost", pkg, costModel)
+		}
+	}
+	for imp := range deps(t, r, "roofline") {
+		if rel, ok := strings.CutPrefix(imp, module); ok && rel != "spec" {
+			t.Errorf("roofline imports %s: it is built on spec alone", rel)
 		}
 	}
 }

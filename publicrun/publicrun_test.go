@@ -22,7 +22,7 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	if fitted != 1 {
-		t.Errorf("%d fitted runs, want 1 (#45709 eager's TPOT, for spec.IssueScale)", fitted)
+		t.Errorf("%d fitted runs, want 1 (#45709 eager's TPOT, for roofline.IssueScale)", fitted)
 	}
 }
 

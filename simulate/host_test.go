@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -22,19 +23,19 @@ func runDecode(t *testing.T, cfg runresult.Config) []StepRecord {
 // time of one step on a one-stage layout: every op of every layer (the
 // prefill or decode attention only when the batch has it), the embedding
 // and the LM head, priced by spec's inventory and issue costs.
-func issueMsOf(m *spec.Model, l spec.Layout, costs spec.IssueCosts, prefill, decode bool) float64 {
+func issueMsOf(m *spec.Model, l spec.Layout, costs roofline.IssueCosts, prefill, decode bool) float64 {
 	var us float64
 	for i := 0; i < m.NumLayers; i++ {
 		for _, o := range spec.LayerOps(m, l, i) {
 			if (o.Name == spec.OpAttnPrefill && !prefill) || (o.Name == spec.OpAttnDecode && !decode) {
 				continue
 			}
-			us += costs.OpUs(spec.IssueOf(m, l, &o))
+			us += costs.OpUs(roofline.IssueOf(m, l, &o))
 		}
 	}
 	first, last, _ := spec.ModelOps(m, l)
 	for _, o := range append(first, last...) {
-		us += costs.OpUs(spec.IssueOf(m, l, &o))
+		us += costs.OpUs(roofline.IssueOf(m, l, &o))
 	}
 	return us / 1e3
 }
@@ -60,12 +61,12 @@ func TestEagerHostBoundAndCUDAGraph(t *testing.T) {
 	piecewise := runDecode(t, cfg)
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
 	l := spec.Layout{TP: 8, EP: 8}.Normalize()
-	costs := spec.DefaultIssueCosts(d)
+	costs := roofline.DefaultIssueCosts(d)
 	issue := issueMsOf(m, l, costs, false, true)
 	var attnUs float64
 	for _, o := range spec.LayerOps(m, l, 0) {
 		if o.Family == spec.FamilyAttention && o.Name != spec.OpAttnPrefill {
-			attnUs += costs.OpUs(spec.IssueOf(m, l, &o))
+			attnUs += costs.OpUs(roofline.IssueOf(m, l, &o))
 		}
 	}
 	for i := range eager {

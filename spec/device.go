@@ -20,13 +20,13 @@ type Device struct {
 	// vLLM's weight-only FP8 kernels do on Ampere).
 	PeakFP8TFLOPS float64 `json:"peak_fp8_tflops"`
 	// MatmulBF16TFLOPS is a public measurement of the device's best dense
-	// BF16 matmul rate, 0 where none was read (matmulrate.go).
+	// BF16 matmul rate, 0 where none was read (roofline/matmulrate.go).
 	MatmulBF16TFLOPS float64 `json:"matmul_bf16_tflops,omitempty"`
 	MemoryGiB        float64 `json:"memory_gib"` // HBM capacity
 	HBMGBps          float64 `json:"hbm_gbps"`   // HBM bandwidth, GB/s (1e9)
 	SMs              int     `json:"sms"`
 	// L2MB is the L2 cache, MB (1e6 bytes); 0 where no source was read
-	// (the L2 is then never counted on: warml2.go).
+	// (the L2 is then never counted on: roofline/warml2.go).
 	L2MB float64 `json:"l2_mb"`
 	// NVLinkGBps is the per-GPU NVLink bandwidth in one direction, GB/s
 	// (PCIe when the device has no NVLink).
@@ -42,11 +42,15 @@ type Device struct {
 	LaunchUs float64 `json:"launch_us"`
 	// KernelFloorUs is the shortest GPU time of any kernel, microseconds.
 	KernelFloorUs float64 `json:"kernel_floor_us"`
-	// Curves are the generation's fitted kernel-class curves (curves.go).
-	Curves Curves `json:"-"`
-	// clockScale caches ClockScale (matmulrate.go); 0 reads as 1.
-	clockScale float64
 }
+
+// Device generations: each has one table of kernel-class curves.
+const (
+	ArchHopper    = "hopper"
+	ArchAmpere    = "ampere"
+	ArchAda       = "ada"
+	ArchBlackwell = "blackwell"
+)
 
 // MemoryBytes is the HBM capacity in bytes.
 func (d *Device) MemoryBytes() int64 { return int64(d.MemoryGiB * (1 << 30)) }
@@ -116,7 +120,7 @@ func (d *Device) PeakTFLOPS(fp8 bool) float64 {
 // Launch costs are eager PyTorch figures (about 5 us from Python dispatch
 // to kernel start on current server CPUs, 6 us on the older hosts of
 // Ampere systems), as measured in published profiling studies; kernel
-// floors are those of the generation's fitted curves (curves.go).
+// floors are those of the generation's fitted curves (roofline/curves.go).
 var deviceCatalog = map[string]Device{
 	"h100":       {Description: "NVIDIA H100 SXM5 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 989, PeakFP8TFLOPS: 1979, MemoryGiB: 80, HBMGBps: 3350, SMs: 132, L2MB: 50, NVLink: true, NVLinkGBps: 450, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
 	"h100-pcie":  {Description: "NVIDIA H100 PCIe 80GB", Arch: ArchHopper, PeakBF16TFLOPS: 756, PeakFP8TFLOPS: 1513, MemoryGiB: 80, HBMGBps: 2000, SMs: 114, L2MB: 50, NVLinkGBps: 64, NetworkGBps: 50, LaunchUs: 5, KernelFloorUs: 2.5},
@@ -159,9 +163,7 @@ func LookupDevice(name string) (*Device, error) {
 		return nil, fmt.Errorf("unknown device %q: known devices are %s", name, strings.Join(DeviceNames(), ", "))
 	}
 	d.Name = n
-	d.Curves = archCurves(d.Arch)
 	d.MatmulBF16TFLOPS = matmulBF16TFLOPS[n]
-	d.clockScale = clockScaleOf(&d)
 	return &d, nil
 }
 

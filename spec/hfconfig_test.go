@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,10 +112,9 @@ func TestLlama4SharedExpertAndChunkedAttention(t *testing.T) {
 	}
 }
 
-// FP8 weights take one byte, and FP8 GEMMs run at the FP8 peak with their
-// own efficiency: a large W8A8 GEMM on H100 is priced at 50-70% of 1,979
-// TFLOPS (DeepGEMM's 1,000-1,550 TFLOPS on H800), about 1.6x the BF16 one.
-func TestFP8SizingAndPeak(t *testing.T) {
+// FP8 weights take one byte: a W8A8 FP8 checkpoint's layers weigh half
+// its BF16 one's (their pricing: roofline's TestFP8GEMMPeak).
+func TestFP8Sizing(t *testing.T) {
 	bf16 := loadFixture(t, "llama-4-scout-17b-16e-instruct.json")
 	fp8 := loadFixture(t, "llama-4-scout-17b-16e-instruct-fp8-dynamic.json")
 	l := Layout{TP: 4}
@@ -124,28 +124,6 @@ func TestFP8SizingAndPeak(t *testing.T) {
 	emb := int64(2 * 202048 * 5120 * 2 / 4)
 	if got := float64(wf-emb) / float64(wb-emb); got < 0.499 || got > 0.501 {
 		t.Errorf("FP8 layer weights are %.3f of BF16, want 0.5", got)
-	}
-	d, _ := LookupDevice("h100")
-	r := Roofline{Device: d}
-	find := func(m *Model) Op {
-		o, _ := findOp(LayerOps(m, l, 0), OpSharedUpProj)
-		return o
-	}
-	ob, of := find(bf16), find(fp8)
-	x := []float64{16384}
-	flops, _ := of.Work(x)
-	achieved := flops / (r.KernelMs(&of, x) / 1e3) / (d.PeakFP8TFLOPS * 1e12)
-	if achieved < 0.5 || achieved > 0.7 {
-		t.Errorf("FP8 GEMM at %.0f%% of the FP8 peak, want 50-70%%", 100*achieved)
-	}
-	if s := r.KernelMs(&ob, x) / r.KernelMs(&of, x); s < 1.4 || s > 1.9 {
-		t.Errorf("FP8 GEMM %.2fx faster than BF16, want 1.4-1.9x", s)
-	}
-	// Ampere has no FP8 tensor cores: the same op runs at the BF16 rate.
-	a, _ := LookupDevice("a100")
-	ra := Roofline{Device: a}
-	if s := ra.KernelMs(&ob, x) / ra.KernelMs(&of, x); s < 0.95 || s > 1.1 {
-		t.Errorf("on A100 FP8 weights speed a compute-bound GEMM up %.2fx, want about 1", s)
 	}
 }
 
@@ -158,8 +136,9 @@ func TestKVCacheDtype(t *testing.T) {
 	if l := (Layout{TP: 1}); 2*f.KVBytesPerToken(l) != m.KVBytesPerToken(l) || m.KVBytes != 2 {
 		t.Errorf("fp8 KV cache %d bytes/token, BF16 %d: want half (and the original untouched)", f.KVBytesPerToken(l), m.KVBytesPerToken(l))
 	}
-	if o, _ := findOp(LayerOps(f, Layout{}, 0), OpAttnDecode); o.ElemBytes != 1 {
-		t.Errorf("decode attention reads %d-byte KV elements, want 1", o.ElemBytes)
+	ops := LayerOps(f, Layout{}, 0)
+	if i := slices.IndexFunc(ops, func(o Op) bool { return o.Name == OpAttnDecode }); ops[i].ElemBytes != 1 {
+		t.Errorf("decode attention reads %d-byte KV elements, want 1", ops[i].ElemBytes)
 	}
 	for _, ok := range []string{"auto", "bfloat16", "fp8_e4m3", "fp8_e5m2"} {
 		if _, err := m.WithKVCacheDtype(ok); err != nil {

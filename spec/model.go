@@ -66,7 +66,7 @@ type Model struct {
 	// FP8Compute says the GEMMs run on FP8 (or INT8) tensor cores (W8A8).
 	FP8Compute bool `json:"fp8_compute,omitempty"`
 	// FP8CutlassMoE says vLLM runs the FP8 MoE layers with its CUTLASS
-	// grouped GEMM rather than the fused-MoE Triton kernel (fp8moe.go).
+	// grouped GEMM rather than the fused-MoE Triton kernel (roofline/fp8moe.go).
 	FP8CutlassMoE bool `json:"fp8_cutlass_moe,omitempty"`
 	// Quantization names the scheme read from the config ("" for BF16).
 	Quantization string `json:"quantization,omitempty"`

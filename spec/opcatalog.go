@@ -45,7 +45,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	}
 	qkv := lin(OpAttnPreProj, h, (qh+2*kvh)*hd, qkvKernels)
 	if m.QKNorm {
-		// The norms run per head (qknorm.go).
+		// The norms run per head (roofline/qknorm.go).
 		qkv.QHeads, qkv.KVHeads, qkv.HeadDim = qh, kvh, hd
 	}
 	ops := []Op{
@@ -160,7 +160,7 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		return 4 * t * float64(o.Width), 4 * t * float64(o.Width+2*o.TopK)
 	case OpMoEShuffling:
 		// moe_align_block_size reads the int32 expert id of every
-		// token-expert pair and writes its sorted index (moealign.go):
+		// token-expert pair and writes its sorted index (roofline/moealign.go):
 		// no hidden states move.
 		return 0, 8 * x[0] * float64(o.TopK)
 	case OpMoEGroupedGEMM:
@@ -172,7 +172,7 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		k, w := float64(o.K), float64(o.ExpertWidth)
 		active := 0.0
 		if r > 0 {
-			active = o.activeExperts(x)
+			active = o.ActiveExperts(x)
 		}
 		flops = 6 * r * k * w
 		bytes = eb*active*3*k*w + 2*4*r*k
@@ -197,6 +197,27 @@ func (o *Op) Work(x []float64) (flops, bytes float64) {
 		return 2 * t * k * n, eb * (t*k + k*n + t*n)
 	}
 	return 4 * t * float64(o.Width), 2 * eb * t * float64(o.Width)
+}
+
+// ActiveExperts is the local experts that receive tokens for features x
+// (Work's count: round-robin profiles touch min(experts, routed); a
+// routing draw passes its count as x[ActiveExpertsFeature]).
+func (o *Op) ActiveExperts(x []float64) float64 {
+	active := min(float64(o.LocalExperts), x[0])
+	if len(x) > ActiveExpertsFeature && x[ActiveExpertsFeature] > 0 {
+		active = min(active, x[ActiveExpertsFeature])
+	}
+	return math.Max(active, 1)
+}
+
+// alignKernels is the kernels moe_align_block_size launches for a batch
+// within the small-batch path: one, plus the expert map's index under
+// expert parallelism (the kernels are described in roofline/moealign.go).
+func alignKernels(ep int) int {
+	if ep > 1 {
+		return 2
+	}
+	return 1
 }
 
 // LayerFLOPs returns the FLOPs one GPU spends in layer i for a prefill of

@@ -116,7 +116,7 @@ type Op struct {
 	QHeads, KVHeads, HeadDim int
 	// MoE: experts on this GPU, top-k, and the per-GPU expert width;
 	// Experts is the layer's routed experts on all GPUs (moe_shuffling:
-	// vLLM aligns the global expert ids, moealign.go).
+	// vLLM aligns the global expert ids, roofline/moealign.go).
 	LocalExperts, TopK, ExpertWidth int
 	Experts                         int
 	// Workers is the group size of a collective; CrossNode says the group
@@ -133,11 +133,11 @@ type Op struct {
 	// FP8 says a GEMM runs on FP8 tensor cores (W8A8 FP8 weights).
 	FP8 bool
 	// CutlassMoE says an FP8 grouped GEMM runs vLLM's CUTLASS MoE kernel,
-	// not the fused-MoE Triton one (fp8moe.go).
+	// not the fused-MoE Triton one (roofline/fp8moe.go).
 	CutlassMoE bool
 	// UniformRouting says top-k routing runs the profilers' round-robin
 	// path (one kernel per expert choice, RoutingPathUniform), not vLLM's
-	// fused top-k (Roofline.routingCurve).
+	// fused top-k (roofline.Roofline).
 	UniformRouting bool
 }
 

@@ -110,7 +110,7 @@ func (m *Model) compressedTensors(q quantConfig) error {
 	w8a8 := a != nil && a.NumBits == 8
 	switch {
 	case w.Type == "float" && w8a8:
-		// vLLM runs its MoE layers with CUTLASS on Hopper (fp8moe.go).
+		// vLLM runs its MoE layers with CUTLASS on Hopper (roofline/fp8moe.go).
 		m.FP8Compute, m.FP8CutlassMoE, m.Quantization = true, true, "compressed-tensors fp8 W8A8"
 	case w.Type == "float":
 		m.Quantization = "compressed-tensors fp8 weight-only (BF16 compute)"

@@ -55,7 +55,7 @@ func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 		// against the host scale was 23 when the Hopper GEMM ComputeEff
 		// moved 0.770 -> 0.773, and is 17 (> 10: left at 1, the host scale
 		// x11.9 absorbing it, held out still under 4%) since one-wave GEMMs
-		// are bounded by their tile reads through the L2 (spec/tilel2.go,
+		// are bounded by their tile reads through the L2 (roofline/tilel2.go,
 		// 2026-12-03). The pair is checked identified on the graph and eager
 		// runs of the same host (next case); here only the held-out error
 		// and the issue scales are.

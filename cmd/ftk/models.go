@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
@@ -172,14 +173,14 @@ Examples:
 					if err != nil {
 						return err
 					}
-					costs := spec.DefaultIssueCosts(dev)
+					costs := roofline.DefaultIssueCosts(dev)
 					w := tabwriter.NewWriter(cmd.Root().Writer, 0, 0, 2, ' ', 0)
 					fmt.Fprintf(w, "%s layer %d on one GPU of %s, %d tokens (prefill, no context; experts evenly loaded)\n", m.Name, layer, l, tokens)
 					fmt.Fprintln(w, "OP\tFAMILY\tKERNELS\tPER-GPU SHAPE\tFEATURES\tVLLM ISSUES\tEAGER HOST us")
 					var hostUs float64
-					var total spec.OpIssue
+					var total roofline.OpIssue
 					for _, o := range spec.LayerOps(m, l, layer) {
-						is := spec.IssueOf(m, l, &o)
+						is := roofline.IssueOf(m, l, &o)
 						us := costs.OpUs(is)
 						hostUs += us
 						total.Modules, total.Calls = total.Modules+is.Modules, total.Calls+is.Calls
@@ -191,7 +192,7 @@ Examples:
 					fmt.Fprintf(w, "layer FLOPs\t%.4g\n", spec.LayerFLOPs(m, l, layer, tokens))
 					fmt.Fprintf(w, "layer issue\t%s, %.0f us of host time in eager mode\n", issueText(total), hostUs)
 					fmt.Fprintf(w, "issue costs\t%s\n", costs.Describe())
-					fmt.Fprintf(w, "inventory\tread from %s\n", spec.VLLMSource)
+					fmt.Fprintf(w, "inventory\tread from %s\n", roofline.VLLMSource)
 					return w.Flush()
 				},
 			},
@@ -201,7 +202,7 @@ Examples:
 
 // issueText renders what the host issues for an op: module frames,
 // kernel-less dispatcher calls and kernels by kind.
-func issueText(is spec.OpIssue) string {
+func issueText(is roofline.OpIssue) string {
 	s := fmt.Sprintf("%d mod %d call", is.Modules, is.Calls)
 	for k, n := range is.Kernels {
 		if n > 0 {
@@ -254,7 +255,7 @@ func devicesCommand() *cli.Command {
 					fmt.Fprintf(w, "name\t%s (%s)\n", d.Name, d.Description)
 					fmt.Fprintf(w, "dense BF16 peak\t%g TFLOP/s\n", d.PeakBF16TFLOPS)
 					if d.MatmulBF16TFLOPS > 0 {
-						fmt.Fprintf(w, "BF16 matmul measured\t%g TFLOP/s (public torch.mm rows: compute priced at %.3f x the peak's roofs)\n", d.MatmulBF16TFLOPS, d.ClockScale())
+						fmt.Fprintf(w, "BF16 matmul measured\t%g TFLOP/s (public torch.mm rows: compute priced at %.3f x the peak's roofs)\n", d.MatmulBF16TFLOPS, roofline.NewDevice(d).ClockScale())
 					}
 					fmt.Fprintf(w, "memory\t%g GiB at %g GB/s\n", d.MemoryGiB, d.HBMGBps)
 					fmt.Fprintf(w, "SMs\t%d\n", d.SMs)
