@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/ftk-dev/ftk/datasets"
 
 	"github.com/urfave/cli/v3"
 )
@@ -22,6 +25,50 @@ var atLeastOne = map[string]bool{
 	"max-evaluations": true, "max-failures": true,
 }
 
+// atLeastZero are the count flags where 0 means "derived" or "all" and a
+// negative value is a usage error.
+var atLeastZero = map[string]bool{
+	"num-requests": true, "clients": true, "max-model-len": true, "num-gpu-blocks-override": true,
+	"long-prefill-token-threshold": true, "max-cudagraph-capture-size": true,
+}
+
+// numberRules are the range of each number flag that has one: a value
+// outside it is a usage error (exit 2), not a failed run.
+var numberRules = map[string]func(float64) error{
+	"rate": func(v float64) error {
+		if v != 0 && !math.IsInf(v, 1) && !(v >= datasets.MinRatePerS && v <= 1e9) {
+			return fmt.Errorf("want requests/s from %g to 1e9 (inf: every request at once, as vLLM's --request-rate inf; 0 where allowed), got %g", datasets.MinRatePerS, v)
+		}
+		return nil
+	},
+	"gpu-memory-utilization": func(v float64) error {
+		if !(v > 0 && v <= 1) {
+			return fmt.Errorf("want a share of GPU memory above 0, at most 1, got %g", v)
+		}
+		return nil
+	},
+	"think-time":         nonNegative("seconds"),
+	"kv-link-latency-us": nonNegative("microseconds"),
+	"moe-skew":           nonNegative("a Zipf exponent"),
+	"cv":                 nonNegative("a coefficient of variation"),
+	"kv-link-gbps": func(v float64) error {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("want a bandwidth above 0 GB/s, got %g", v)
+		}
+		return nil
+	},
+}
+
+// nonNegative is the rule of a finite number >= 0 of unit.
+func nonNegative(unit string) func(float64) error {
+	return func(v float64) error {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("want %s: a finite number >= 0, got %g", unit, v)
+		}
+		return nil
+	}
+}
+
 // applyFlagRules gives every flag of cmd the shared rules: counts of
 // atLeastOne refuse values below 1, names of namedValues refuse names
 // outside their set, and a flag whose usage text states its
@@ -33,6 +80,14 @@ func applyFlagRules(cmd *cli.Command) {
 		case *cli.IntFlag:
 			if atLeastOne[f.Name] && f.Validator == nil {
 				f.Validator = func(v int) error { return atLeastOneErr(v) }
+			}
+			if atLeastZero[f.Name] && f.Validator == nil {
+				f.Validator = func(v int) error {
+					if v < 0 {
+						return fmt.Errorf("want 0 or more, got %d", v)
+					}
+					return nil
+				}
 			}
 			hideOwnDefault(&f.HideDefault, f.Usage)
 		case *cli.IntSliceFlag:
@@ -48,6 +103,9 @@ func applyFlagRules(cmd *cli.Command) {
 			}
 			hideOwnDefault(&f.HideDefault, f.Usage)
 		case *cli.FloatFlag:
+			if rule := numberRules[f.Name]; rule != nil && f.Validator == nil {
+				f.Validator = rule
+			}
 			hideOwnDefault(&f.HideDefault, f.Usage)
 		case *cli.Uint64Flag:
 			hideOwnDefault(&f.HideDefault, f.Usage)

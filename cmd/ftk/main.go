@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/ftk-dev/ftk/outlock"
@@ -48,8 +49,26 @@ func runHandlingSignals(args []string, stdout, stderr io.Writer) int {
 }
 
 // run executes the ftk command line and returns the process exit code. Every
-// error is printed as one line on stderr; nothing panics on bad input.
+// error is printed as one line on stderr; nothing panics on bad input, and
+// a panic (a bug) exits 1 as a failed run, not Go's 2, which the exit-code
+// table gives to usage errors.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return exitOnPanic(stderr, func() int { return runApp(ctx, args, stdout, stderr) })
+}
+
+// exitOnPanic returns f's exit code, or exitRuntime with the panic and its
+// stack on stderr when f panics.
+func exitOnPanic(stderr io.Writer, f func() int) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "ftk: internal error: %v\nThis is a bug in ftk: please report it with the command line and this stack:\n%s", r, debug.Stack())
+			code = exitRuntime
+		}
+	}()
+	return f()
+}
+
+func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := unknownCommand(app, args[1:])
 	if err == nil {

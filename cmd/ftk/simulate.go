@@ -203,6 +203,9 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		set(r.prefix+"-pp", func() { r.l.PP = cmd.Int(r.prefix + "-pp") })
 		set(r.prefix+"-ep", func() { r.l.EP = cmd.Int(r.prefix + "-ep") })
 	}
+	if cmd.IsSet("stages") && cmd.IsSet("rate") && cmd.Float("rate") != 0 {
+		return cfg, usageError("simulate: give --rate or --stages, not both: --stages gives the rates")
+	}
 	if cmd.IsSet("trace") && cmd.IsSet("workload") {
 		return cfg, usageError("simulate: give --trace or --workload, not both")
 	}
@@ -241,6 +244,12 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		if _, err := cfg.Engine.EngineLimits.Resolve(m); err != nil {
 			return usageError("simulate: %v", err)
 		}
+	}
+	if err := cfg.Validate(); err != nil {
+		if errors.Is(err, runresult.ErrNoModel) {
+			return simUsage(err)
+		}
+		return usageError("%v", err) // flags or --config out of range
 	}
 	var opts simulate.Options
 	res, err := simulate.Resolve(cfg, opts)
