@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,18 @@ func TestREADMEPipelineOutput(t *testing.T) {
 		stdout = o.String()
 	}
 	got := trimLines(stdout)
+	// The README says in one line which execution mode the pipeline
+	// simulates: the mode its output reports.
+	mode := regexp.MustCompile(`(?m)^execution +([a-z-]+),`).FindStringSubmatch(got)
+	said := regexp.MustCompile(`It simulates \*\*([A-Za-z-]+)\*\* mode`).FindStringSubmatch(text)
+	switch {
+	case mode == nil:
+		t.Errorf("make pipeline's simulate step prints no execution line:\n%s", got)
+	case said == nil:
+		t.Errorf("README.md does not say which execution mode make pipeline simulates (\"It simulates **MODE** mode\")")
+	case !strings.EqualFold(said[1], mode[1]):
+		t.Errorf("README.md says make pipeline simulates %s mode; its output says %s", said[1], mode[1])
+	}
 	if os.Getenv("FTK_UPDATE_DOCS") == "1" {
 		if err := os.WriteFile("../../README.md", []byte(text[:from]+got+"\n"+text[to:]), 0o644); err != nil {
 			t.Fatal(err)
