@@ -9,8 +9,20 @@ import (
 )
 
 // Every relative link of README.md and docs/*.md names a file of the
-// repository: pages move, links must follow.
+// repository, and so does every `path` in backquotes that starts with one of
+// its top-level folders: pages and files move, the docs must follow.
 func TestDocsLinks(t *testing.T) {
+	top := map[string]bool{}
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			top[e.Name()] = true
+		}
+	}
+	code := regexp.MustCompile("`([a-z0-9_]+/[A-Za-z0-9_./-]*[A-Za-z0-9_])`")
 	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +34,15 @@ func TestDocsLinks(t *testing.T) {
 		data, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, m := range code.FindAllStringSubmatch(string(data), -1) {
+			first, _, _ := strings.Cut(m[1], "/")
+			if !top[first] || strings.ContainsAny(m[1], "*<>") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+				t.Errorf("%s names %s, which does not exist", strings.TrimPrefix(page, "../../"), m[1])
+			}
 		}
 		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
 			target, _, _ := strings.Cut(m[1], "#")
