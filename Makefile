@@ -15,6 +15,12 @@ MAX_BATCHED_TOKENS ?= 8192
 MAX_SEQS ?= 256
 # MAX_MODEL_LEN 0: min(model's maximum, 8192) in collect, fit and simulate alike (spec.DefaultMaxModelLen)
 MAX_MODEL_LEN ?= 0
+# MEASUREMENT: the op times the bundle is fitted on. KERNEL_ONLY (kernel durations) lets simulate
+# run CUDA graphs, as vLLM serves by default; CUDA_EVENT times hold eager launch gaps, so they
+# price eager steps only.
+MEASUREMENT ?= KERNEL_ONLY
+GRAPH_NOTE := CUDA graphs from KERNEL_ONLY op times, as vLLM serves by default
+EAGER_NOTE := eager: $(MEASUREMENT) op times hold eager launch gaps; MEASUREMENT=KERNEL_ONLY simulates CUDA graphs
 
 .PHONY: build test deps bench pipeline fuzz clean gpu-check docs validation
 
@@ -45,9 +51,9 @@ pipeline: build
 	$(BIN) collect all --backend synthetic --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) -o $(RUN)/profiles
 	@echo "== 2/4 ingest"
 	$(BIN) ingest $(RUN)/profiles -o $(RUN)/dataset
-	@echo "== 3/4 fit --check-coverage"
-	$(BIN) fit $(RUN)/dataset -o $(RUN)/bundle.arrow --check-coverage --model $(MODEL) $(LAYOUT) $(LIMITS)
-	@echo "== 4/4 simulate"
+	@echo "== 3/4 fit --check-coverage ($(MEASUREMENT) rows)"
+	$(BIN) fit $(RUN)/dataset -o $(RUN)/bundle.arrow --measurement $(MEASUREMENT) --check-coverage --model $(MODEL) $(LAYOUT) $(LIMITS)
+	@echo "== 4/4 simulate ($(if $(filter KERNEL_ONLY,$(MEASUREMENT)),$(GRAPH_NOTE),$(EAGER_NOTE)))"
 	$(BIN) simulate --model $(MODEL) --device $(DEVICE) $(LAYOUT) $(LIMITS) --bundle $(RUN)/bundle.arrow \
 		--workload $(WORKLOAD) --rate $(RATE) --num-requests $(REQUESTS) --seed 1 --breakdown -o $(RUN)/sim
 

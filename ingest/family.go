@@ -168,3 +168,12 @@ func headStart(names []string) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// vidurKernelTimes says why a Vidur mlp.csv is KERNEL_ONLY: Vidur's
+// profiler (vidur/profiling/mlp/main.py, --profile_method record_function
+// by default) times each operator as the sum of the durations of the CUDA
+// kernels launched inside its record_function range
+// (vidur/profiling/utils/record_function_tracer.py,
+// get_operation_time_stats): kernel times, with no launch gaps, as
+// KERNEL_ONLY rows are (microsoft/vidur, commit 6e2138f).
+const vidurKernelTimes = ": Vidur's mlp.csv, whose profiler sums the durations of the kernels inside each operator's record_function range (kernel times; --measurement-type CUDA_EVENT says otherwise)"

@@ -25,6 +25,10 @@ type Options struct {
 	Model string
 	// Strict fails the run when any row is excluded.
 	Strict bool
+	// Measurement is the measurement type (spec.CUDAEvent, spec.KernelOnly)
+	// of the files that do not say theirs (no measurement_type column, or
+	// blank on every row), instead of what their dialect or name implies.
+	Measurement string
 }
 
 // Ingest reads the profile CSV files at paths (files, or folders walked for

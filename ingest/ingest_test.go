@@ -412,9 +412,16 @@ func TestKeysAndMeasurementContract(t *testing.T) {
 	}
 
 	vidur := sharedDataset(t, "vidur-h100")
+	// Vidur's mlp.csv holds kernel times (its profiler sums the kernels
+	// under each operator's range): KERNEL_ONLY, saying why; its network
+	// files are CUDA_EVENT.
 	for _, in := range vidur.Manifest.Inputs {
-		if !in.MeasurementDefaulted || in.Measurement != spec.CUDAEvent || !strings.Contains(in.MeasurementNote, "legacy") {
-			t.Errorf("%s: measurement %s defaulted %v note %q", in.Path, in.Measurement, in.MeasurementDefaulted, in.MeasurementNote)
+		want, why := spec.CUDAEvent, "legacy"
+		if strings.HasSuffix(in.Path, "mlp.csv") {
+			want, why = spec.KernelOnly, "Vidur's mlp.csv"
+		}
+		if !in.MeasurementDefaulted || in.Measurement != want || !strings.Contains(in.MeasurementNote, why) {
+			t.Errorf("%s: measurement %s defaulted %v note %q; want %s, %q", in.Path, in.Measurement, in.MeasurementDefaulted, in.MeasurementNote, want, why)
 		}
 	}
 	for _, s := range vidur.Samples {
@@ -730,5 +737,31 @@ func TestSummary(t *testing.T) {
 				t.Errorf("all_reduce summary %+v", s)
 			}
 		}
+	}
+}
+
+// TestMeasurementTypeFlag: Options.Measurement (ingest --measurement-type)
+// labels the files that do not say their measurement type, and leaves
+// those that do (a measurement_type column) as they say.
+func TestMeasurementTypeFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	m, err := Ingest([]string{filepath.Join(profilesDir(t), "vidur-h100", "Llama-2-7b-hf", "mlp.csv"), filepath.Join(profilesDir(t), "frontier-h800")}, dir,
+		Options{Device: "h100", Measurement: spec.CUDAEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for _, in := range m.Inputs {
+		switch {
+		case strings.HasSuffix(in.Path, "mlp.csv"):
+			if in.Measurement != spec.CUDAEvent || !strings.Contains(in.MeasurementNote, "--measurement-type") {
+				t.Errorf("%s: %s, note %q; want CUDA_EVENT from the flag", in.Path, in.Measurement, in.MeasurementNote)
+			}
+		case !in.MeasurementDefaulted && in.Measurement == spec.KernelOnly:
+			said++ // a file whose rows say KERNEL_ONLY keeps it
+		}
+	}
+	if said == 0 {
+		t.Error("no input kept the KERNEL_ONLY its measurement_type column says")
 	}
 }

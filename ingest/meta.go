@@ -26,6 +26,7 @@ type origin struct {
 	measurements       []string
 	collectPath        string
 	collect            *collectMeta
+	measurement        string // Options.Measurement
 }
 
 // collectMeta is a parsed ftk-collect.yaml.
@@ -59,7 +60,7 @@ func newResolver(opt Options) *resolver { return &resolver{opt: opt, dirs: map[s
 // else the path (the deepest folder named after a catalog model, or the
 // folder below the device's).
 func (r *resolver) resolve(path string) (origin, error) {
-	var o origin
+	o := origin{measurement: r.opt.Measurement}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return o, err

@@ -272,12 +272,16 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 	}
 	r.kcol = r.use(profilecsv.ColKernelSource)
 
-	// Measurement type: the measurement_type column, else the file name,
-	// else CUDA_EVENT; every row of a file must agree.
+	// Measurement type: the measurement_type column, else --measurement-type,
+	// else the dialect or file name, else CUDA_EVENT; every row of a file
+	// must agree.
 	mcol := r.use(profilecsv.ColMeasurementType)
-	nameMeas := spec.CUDAEvent
-	if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))), "_kernel_only") {
-		nameMeas = spec.KernelOnly
+	nameMeas, nameFrom := spec.CUDAEvent, ""
+	switch {
+	case strings.HasSuffix(strings.ToLower(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))), "_kernel_only"):
+		nameMeas, nameFrom = spec.KernelOnly, " from the _kernel_only file name"
+	case dialect == dialectVidurMLP:
+		nameMeas, nameFrom = spec.KernelOnly, vidurKernelTimes
 	}
 	if fam == spec.FamilyCPU {
 		// cpu_overhead_cpu.csv holds host issue costs timed on a CPU.
@@ -285,6 +289,8 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 		if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))), "_cpu") {
 			nameMeas = spec.CPUTime
 		}
+	} else if org.measurement != "" {
+		nameMeas, nameFrom = org.measurement, " (flag --measurement-type)"
 	}
 	measLine, blankMeas := 0, 0
 	rows := newRowSet()
@@ -349,7 +355,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 	if mcol >= 0 && in.Measurement == "" {
 		in.Measurement = nameMeas
 		in.MeasurementDefaulted = true
-		in.MeasurementNote = "measurement_type column is blank on every row: taken as " + nameMeas + " from the file name"
+		in.MeasurementNote = "measurement_type column is blank on every row: taken as " + nameMeas + nameFrom
 	}
 	if mcol >= 0 && blankMeas > 0 && !in.MeasurementDefaulted {
 		in.Notes = append(in.Notes, fmt.Sprintf("%d rows with a blank measurement_type taken as %s", blankMeas, in.Measurement))
@@ -358,10 +364,7 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 		in.Measurement = nameMeas
 		if fam != spec.FamilyCPU {
 			in.MeasurementDefaulted = true
-			in.MeasurementNote = "no measurement_type column (legacy file): taken as " + nameMeas
-			if nameMeas == spec.KernelOnly {
-				in.MeasurementNote += " from the _kernel_only file name"
-			}
+			in.MeasurementNote = "no measurement_type column (legacy file): taken as " + nameMeas + nameFrom
 		}
 	}
 	if org.measurements != nil && !contains(org.measurements, in.Measurement) {

@@ -16,7 +16,8 @@ import (
 )
 
 // fitBundle ingests the Vidur H100 profiles (Llama-2-7B MLP and attention
-// projections, NCCL all-reduce and send/recv) and fits a small bundle.
+// projections, kernel times; NCCL all-reduce and send/recv) and fits a
+// small bundle of the KERNEL_ONLY operator rows.
 func fitBundle(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,7 +29,7 @@ func fitBundle(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := fit.FromDataset(ds, spec.CUDAEvent)
+	ts, err := fit.FromDataset(ds, spec.KernelOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func TestRunWithFitBundle(t *testing.T) {
 	cfg.Bundle = path
 	sum, sink, log, sim := simulate(t, cfg, reqs([3]float64{0, 1000, 20}, [3]float64{0.01, 500, 50}, [3]float64{0.02, 3000, 10}))
 	cm := sum.CostModel
-	if !strings.Contains(cm.Label, path) || cm.Measurement != spec.CUDAEvent {
-		t.Errorf("cost model %q (%s), want the bundle's CUDA_EVENT predictors", cm.Label, cm.Measurement)
+	if !strings.Contains(cm.Label, path) || cm.Measurement != spec.KernelOnly {
+		t.Errorf("cost model %q (%s), want the bundle's KERNEL_ONLY predictors", cm.Label, cm.Measurement)
 	}
 	predicted, fallback := sim.cost.OpSources()
 	t.Logf("predicted by the bundle: %v; roofline: %v", predicted, fallback)

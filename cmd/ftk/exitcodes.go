@@ -29,6 +29,38 @@ func usageError(format string, a ...any) error {
 	return cli.Exit(fmt.Sprintf(format, a...), exitUsage)
 }
 
+// helpArgs drops the arguments of a command asked for its help ("ftk
+// collect all --help" is "ftk collect --help"): the library would read the
+// first argument as a help topic, answer "No help topic for 'all'" and
+// exit 3, the coverage code.
+func helpArgs(app *cli.Command, args []string) []string {
+	help := false
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		help = help || a == "--help" || a == "-h"
+	}
+	if !help {
+		return args
+	}
+	cur, out := app, []string{args[0]}
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") || len(cur.Commands) == 0 {
+			break
+		}
+		sub := cur.Command(a)
+		if sub == nil {
+			break
+		}
+		cur, out = sub, append(out, a)
+	}
+	if len(cur.Commands) > 0 {
+		return args // a command with subcommands: its help lists them
+	}
+	return append(out, "--help")
+}
+
 // unknownCommand checks the command names at the start of args (before the
 // first flag) against the command tree and returns a usage error for the
 // first name that is not a command of a command that has subcommands. The

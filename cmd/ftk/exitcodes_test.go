@@ -89,3 +89,21 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpWithArguments: --help after a command's arguments prints the
+// command's help and exits 0 ("ftk collect all --help" answered "No help
+// topic for 'all'" with exit 3, the coverage code).
+func TestHelpWithArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"collect", "all", "--help"},
+		{"collect", "linear", "attention", "-h"},
+		{"collect", "--model", "llama-3.1-8b", "all", "--help"},
+		{"models", "show", "llama-3.1-8b", "--help"},
+		{"fit", "runs/dataset", "--help"},
+	} {
+		out, errOut, code := ftk(t, args...)
+		if code != exitOK || !strings.Contains(out, "ftk "+args[0]) || !strings.Contains(out, "USAGE:") {
+			t.Errorf("%v: exit %d, stderr %q, stdout starts %.80q; want exit 0 and the command's help", args, code, errOut, out)
+		}
+	}
+}

@@ -64,7 +64,7 @@ Examples:
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "model bundle to write (Arrow IPC)"},
 			&cli.StringFlag{Name: "bundle", Usage: "check an existing bundle, or kernel tables (an AIConfigurator <gpu> folder or 'ftk ingest' of one), with --check-coverage instead of fitting"},
 			&cli.StringFlag{Name: "vllm-version", Usage: "coverage of kernel tables: the vLLM version whose tables to check (default: the newest)"},
-			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU)"},
+			&cli.StringFlag{Name: "measurement", Value: spec.CUDAEvent, Usage: "measurement type to fit: CUDA_EVENT or KERNEL_ONLY (HOST_WALL, CPU); default CUDA_EVENT, or KERNEL_ONLY when every operator row of the dataset is"},
 			&cli.StringFlag{Name: "model", Usage: "model for the operator shapes and the coverage check (default: the dataset's); of a dataset of several models, the one to fit"},
 			&cli.Uint64Flag{Name: "seed", Value: spec.DefaultSeed, Usage: "seed of folds, holdout and bootstrap draws"},
 			&cli.IntFlag{Name: "trees", Value: 64, Usage: "trees per forest"},
@@ -106,6 +106,10 @@ Examples:
 					return err
 				}
 				meas := strings.ToUpper(cmd.String("measurement"))
+				if !cmd.IsSet("measurement") && onlyKernelOnly(ds) {
+					meas = spec.KernelOnly
+					fmt.Fprintln(errw, "fit: the dataset's operator rows are all KERNEL_ONLY: fitting KERNEL_ONLY (--measurement says otherwise)")
+				}
 				opt := fit.Options{Seed: cmd.Uint64("seed"), Trees: cmd.Int("trees"), Folds: cmd.Int("folds"), Repeats: cmd.String("repeats"), Log: errw}
 				model := ""
 				if name := cmd.String("model"); name != "" {
@@ -249,4 +253,21 @@ func checkCoverage(cmd *cli.Command, b *bundle.Bundle) error {
 	}
 	fmt.Fprintln(cmd.Root().Writer, "coverage: every operator of the simulation is inside its sampled domain")
 	return nil
+}
+
+// onlyKernelOnly reports whether every model-specific sample of ds is
+// KERNEL_ONLY (a Vidur mlp.csv, say, beside CUDA_EVENT network files):
+// then fit's default measurement type would fit no operator of the model.
+func onlyKernelOnly(ds *dataset.Dataset) bool {
+	ko := false
+	for _, s := range ds.Samples {
+		if s.Model == "" {
+			continue
+		}
+		if s.Key.Measurement != spec.KernelOnly {
+			return false
+		}
+		ko = true
+	}
+	return ko
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/ingest"
 	"github.com/ftk-dev/ftk/kerneldb"
+	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
 
@@ -34,6 +36,11 @@ cell failing with its file, row and column. DIR receives a copy of those tables,
 GPU's system YAML and kernel_tables.json (rows, kernel sources, sha256 per file);
 'ftk simulate --bundle DIR --vllm-version V' prices ops from it (docs/design.md).
 
+A file says its measurement type in a measurement_type column; one that does not is
+CUDA_EVENT, or KERNEL_ONLY when its name ends in _kernel_only or it is a Vidur mlp.csv
+(Vidur's profiler sums the durations of the kernels inside each operator: kernel times).
+--measurement-type gives the type of the files that do not say it.
+
 Bad rows (text in a numeric cell, NaN/negative/zero times, min > median > max) are
 excluded and reported; --strict makes any of them fatal. An unreadable header, a
 missing required column, an unknown family or a file mixing measurement types fails.
@@ -49,6 +56,8 @@ Examples:
 			&cli.StringFlag{Name: "device", Usage: "label every input with this device (catalog name or alias)", Validator: freeLabel},
 			&cli.StringFlag{Name: "model", Usage: "label every model-specific input with this model", Validator: freeLabel},
 			&cli.BoolFlag{Name: "strict", Usage: "fail if any row is excluded"},
+			&cli.StringFlag{Name: "measurement-type", Usage: "measurement type of the files without a measurement_type column: CUDA_EVENT (operator wall time between CUDA events, launch gaps included) or KERNEL_ONLY (kernel durations summed)",
+				Validator: func(v string) error { return oneOf(spec.CUDAEvent, spec.KernelOnly)(strings.ToUpper(v)) }},
 			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains, then exit"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -87,9 +96,10 @@ Examples:
 				return nil
 			}
 			m, err := ingest.Ingest(cmd.Args().Slice(), dir, ingest.Options{
-				Device: cmd.String("device"),
-				Model:  cmd.String("model"),
-				Strict: cmd.Bool("strict"),
+				Device:      cmd.String("device"),
+				Model:       cmd.String("model"),
+				Strict:      cmd.Bool("strict"),
+				Measurement: strings.ToUpper(cmd.String("measurement-type")),
 			})
 			if err != nil {
 				return err

@@ -41,3 +41,34 @@ func TestIngestCommand(t *testing.T) {
 		t.Errorf("missing -o: exit %d: %q", code, errOut)
 	}
 }
+
+// TestVidurKernelTimes: a Vidur mlp.csv ingests as KERNEL_ONLY (its
+// profiler sums kernel durations) and fit then fits KERNEL_ONLY by
+// default; ingest --measurement-type CUDA_EVENT says otherwise for files
+// that do not say it.
+func TestVidurKernelTimes(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "testdata", "profiles", "vidur-h100")
+	ds, b := filepath.Join(dir, "ds"), filepath.Join(dir, "b.arrow")
+	if _, errOut, code := ftk(t, "ingest", src, "-o", ds); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := ftk(t, "fit", ds, "-o", b, "--trees", "4", "--folds", "2")
+	if code != 0 || !strings.Contains(errOut, "fitting KERNEL_ONLY") || !strings.Contains(out, "KERNEL_ONLY") {
+		t.Errorf("fit of Vidur's rows: exit %d, stderr %q; want a KERNEL_ONLY bundle", code, errOut)
+	}
+	ev := filepath.Join(dir, "ev")
+	if _, errOut, code := ftk(t, "ingest", src, "-o", ev, "--measurement-type", "cuda_event"); code != 0 {
+		t.Fatalf("ingest --measurement-type: exit %d: %s", code, errOut)
+	}
+	man, err := os.ReadFile(filepath.Join(ev, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(man), "mlp.CUDA_EVENT.arrow") && !strings.Contains(string(man), "linear_op.CUDA_EVENT.arrow") {
+		t.Errorf("--measurement-type CUDA_EVENT: the manifest names no CUDA_EVENT operator file:\n%.600s", man)
+	}
+	if _, errOut, code := ftk(t, "ingest", src, "-o", filepath.Join(dir, "bad"), "--measurement-type", "wall"); code != exitUsage || !strings.Contains(errOut, "want CUDA_EVENT or KERNEL_ONLY") {
+		t.Errorf("--measurement-type wall: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -72,7 +72,7 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := unknownCommand(app, args[1:])
 	if err == nil {
-		err = app.Run(ctx, args)
+		err = app.Run(ctx, helpArgs(app, args))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ftk: %v\n", err)
