@@ -25,6 +25,9 @@ type Probe struct {
 	Latency map[string]float64 `json:"latency_ms,omitempty"`
 	// OutputTokPerS is the run's output token throughput.
 	OutputTokPerS float64 `json:"output_tok_per_s,omitempty"`
+	// completedRPS is the run's completed requests per second (0 when
+	// stopped early).
+	completedRPS float64
 }
 
 // workload is the search's arrivals: a parsed workload replayed at any rate
@@ -68,8 +71,30 @@ func newWorkload(cfg runresult.WorkloadConfig) (*workload, error) {
 // source is the arrivals at rateRPS (> 0): a trace's recorded arrivals
 // scaled to the rate, or Poisson arrivals (datasets.PickArrivals).
 func (wl *workload) source(rateRPS float64) (*datasets.Source, error) {
+	return wl.sourceN(rateRPS, wl.cfg.NumRequests)
+}
+
+// sourceN is source with n requests.
+func (wl *workload) sourceN(rateRPS float64, n int) (*datasets.Source, error) {
 	a := datasets.PickArrivals(wl.w, datasets.ArrivalChoice{RateRPS: rateRPS, HasRate: true})
-	return datasets.NewSource(wl.w, a, wl.cfg.NumRequests, wl.cfg.Seed)
+	return datasets.NewSource(wl.w, a, n, wl.cfg.Seed)
+}
+
+// confirmFactor is how many times a probe's requests the run that confirms
+// a candidate's rate has: a probe of 2,000 requests cannot tell a queue
+// that grows by a few percent of the arrivals from noise (33 req/s offered,
+// 27 completed, passed), a run ten times as long can.
+const confirmFactor = 10
+
+// longN is the requests of a confirming run: confirmFactor probes, or as
+// many as a trace replayed in order has.
+func (wl *workload) longN() int {
+	n := confirmFactor * wl.n
+	a := datasets.PickArrivals(wl.w, datasets.ArrivalChoice{RateRPS: 1, HasRate: true})
+	if wl.w.Kind == datasets.KindTrace || a.Kind == datasets.ArrivalsReplay {
+		n = min(n, len(wl.w.Requests()))
+	}
+	return n
 }
 
 // errSLOMissed stops a run once enough requests missed a target that the
@@ -102,11 +127,16 @@ func (p *prober) check() error {
 
 // probe runs the candidate at rateRPS.
 func (p *prober) probe(rateRPS float64) (Probe, error) {
-	src, err := p.wl.source(rateRPS)
+	return p.probeN(rateRPS, p.wl.cfg.NumRequests)
+}
+
+// probeN runs the candidate at rateRPS on n requests.
+func (p *prober) probeN(rateRPS float64, n int) (Probe, error) {
+	src, err := p.wl.sourceN(rateRPS, n)
 	if err != nil {
 		return Probe{}, err
 	}
-	n := src.Len()
+	n = src.Len()
 	sink := &sloSink{slo: p.slo, arrivalS: make([]float64, n), firstS: make([]float64, n), over: make([]int, len(p.slo)), limit: make([]int, len(p.slo))}
 	for i, t := range p.slo {
 		sink.limit[i] = t.sureMiss(n)
@@ -127,7 +157,7 @@ func (p *prober) probe(rateRPS float64) (Probe, error) {
 		return Probe{}, err
 	}
 	m := &sum.Metrics
-	pr.OutputTokPerS = m.OutputTokenThroughputPerS
+	pr.OutputTokPerS, pr.completedRPS = m.OutputTokenThroughputPerS, m.RequestThroughputPerS
 	pr.Latency = map[string]float64{}
 	for _, t := range p.slo {
 		pr.Latency[t.Name()] = t.Of(m)
@@ -142,6 +172,10 @@ func (p *prober) probe(rateRPS float64) (Probe, error) {
 	}
 	if !datasets.QueueBounded(waiting) {
 		pr.Why = "queue grows"
+		return pr, nil
+	}
+	if o := m.Overload; o != nil { // the simulator's own verdict, as simulate prints it
+		pr.Why = fmt.Sprintf("overloaded: %.4g req/s offered, %.4g completed, waiting queue grew from %.0f to %.0f", o.OfferedRatePerS, o.CompletedRatePerS, o.WaitingSecondQuarter, o.WaitingLastQuarter)
 		return pr, nil
 	}
 	for _, t := range p.slo {

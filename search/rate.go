@@ -41,6 +41,11 @@ type rateOutcome struct {
 	// capped: the candidate passed at the grid's highest rate.
 	capped bool
 	probes map[int]Probe
+	// confirms counts the long runs of confirmRate; why is the first
+	// one's failure, and unconfirmed says no rate held over a long run.
+	confirms    int
+	why         string
+	unconfirmed bool
 }
 
 // searchRate finds the highest passing grid rate of a candidate. minK, when

@@ -223,6 +223,50 @@ feed:
 	return out, nil
 }
 
+// confirmRate checks the rate a candidate's probes found with a run of
+// longN requests, and walks down the grid until a rate holds there too: a
+// short probe misses a slow overload, and the verdict must agree with
+// what a longer run of the chosen rate reports. A failed confirmation
+// jumps to just below the throughput that run completed.
+func confirmRate(g grid, p *prober, o *rateOutcome) error {
+	long := p.wl.longN()
+	if long <= p.wl.n {
+		return nil // a trace replayed in order has no more requests
+	}
+	lowK := g.ceil(gridMinRPS)
+	for k := o.best; k >= lowK; {
+		short, ok := o.probes[k]
+		if !ok {
+			var err error
+			if short, err = p.probe(g.rate(k)); err != nil {
+				return fmt.Errorf("at %.4g req/s: %w", g.rate(k), err)
+			}
+			o.probes[k] = short
+		}
+		next := k - 1
+		if short.Pass {
+			o.confirms++
+			pr, err := p.probeN(g.rate(k), long)
+			if err != nil {
+				return fmt.Errorf("at %.4g req/s over %d requests: %w", g.rate(k), long, err)
+			}
+			if pr.Pass {
+				o.best = k
+				return nil
+			}
+			if o.why == "" {
+				o.why = pr.Why
+			}
+			if pr.completedRPS > 0 {
+				next = min(next, g.ceil(pr.completedRPS)-1)
+			}
+		}
+		k = next
+	}
+	o.found, o.unconfirmed, o.cut = false, true, o.best
+	return nil
+}
+
 func (s *Settings) validate() error {
 	switch {
 	case s.Space.Model == nil:
@@ -253,7 +297,10 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		minK = g.ceil(th * u)
 	}
 	o, err := searchRate(g, p.probe, g.ceil(float64(r.GPUs)), minK, th > 0)
-	r.Probes = len(o.probes)
+	if err == nil && o.found {
+		err = confirmRate(g, p, &o)
+	}
+	r.Probes = len(o.probes) + o.confirms
 	if err != nil {
 		return nil, err
 	}
@@ -261,15 +308,21 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 	case o.pruned:
 		r.Status, r.FailIndex = StatusPruned, o.cut
 		r.Reason = fmt.Sprintf("misses the SLO at %.4g req/s (%s), the rate it needs to enter the top %d", g.rate(o.cut), o.probes[o.cut].Why, s.TopK)
-	case !o.found:
+	case !o.found && !o.unconfirmed:
 		lowK := g.ceil(gridMinRPS)
 		r.Status, r.FailIndex = StatusRejected, lowK
 		r.Reason = fmt.Sprintf("misses the SLO even at %.4g req/s (%s)", g.rate(lowK), o.probes[lowK].Why)
+	case !o.found:
+		r.Status, r.FailIndex = StatusRejected, o.cut
+		r.Reason = fmt.Sprintf("passes short probes but no rate holds over %d requests (%s)", p.wl.longN(), o.why)
 	default:
 		at := o.probes[o.best]
 		r.Status, r.RateIndex, r.RateRPS, r.At = StatusOK, o.best, g.rate(o.best), &at
 		if o.capped {
 			r.Reason = "meets the SLO at the highest rate tried"
+		}
+		if o.why != "" {
+			r.Reason = fmt.Sprintf("lowered to the highest rate that holds over %d requests (%s at the rate short probes passed)", p.wl.longN(), o.why)
 		}
 		top.add(r.RateRPS / u)
 	}
