@@ -55,7 +55,14 @@ type param struct {
 
 func (p param) toX(v float64) float64 { return math.Log(v) }
 
-func (p param) fromX(x float64) float64 { return math.Exp(x) }
+// fromX is the factor at x, kept within what a calibration file may hold
+// (cost.Calibration.Validate refuses a factor above maxFactor): beyond it
+// the objective is flat, so a search that runs off towards a huge factor
+// (runs that do not identify it) writes a file simulate accepts.
+func (p param) fromX(x float64) float64 { return min(max(math.Exp(x), 1/maxFactor), maxFactor) }
+
+// maxFactor is the largest factor cost.Calibration accepts.
+const maxFactor = 1000
 
 // probeValues are the two values p is probed at. A scale acts on the
 // metrics as a power law and is probed either side of its start, at x1.5
