@@ -48,7 +48,9 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 			for _, x := range s.ExecutionModes {
 				for _, seqs := range s.MaxNumSeqs {
 					for _, tok := range s.MaxNumBatchedTokens {
-						if tok < seqs { // vLLM refuses it; not a deployment
+						// Limits vLLM refuses (spec.EngineLimits.Validate: a
+						// budget below max_num_seqs) are no deployment.
+						if (spec.EngineLimits{MaxNumBatchedTokens: tok, MaxNumSeqs: seqs, BlockSize: spec.DefaultBlockSize}).Validate() != nil {
 							continue
 						}
 						c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode = seqs, tok, x
