@@ -39,7 +39,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"simulate", "--model", "llama-3.1-8b", "--device", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --device: want a catalog device`},
 		{[]string{"simulate", "--model", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --model: want a catalog model`},
 		{[]string{"simulate", "--model", "llama-3.1-8b", "--router", "bogus", "--workload", "fixed:8x8"}, exitUsage, `invalid value "bogus" for --router: want round-robin or least-loaded`},
-		{[]string{"simulate", "--model", "llama-3.1-8b", "--execution-mode", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --execution-mode: want eager, cuda-graph or piecewise`},
+		{[]string{"simulate", "--model", "llama-3.1-8b", "--execution-mode", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --execution-mode: want eager, cuda-graph, piecewise or full-and-piecewise`},
 		{[]string{"simulate", "--model", "llama-3.1-8b", "--mode", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --mode: want colocated or disaggregated`},
 		{[]string{"simulate", "--model", "llama-3.1-8b", "--kv-cache-dtype", "int3", "--workload", "fixed:8x8"}, exitUsage, `for --kv-cache-dtype: want auto`},
 		{[]string{"simulate", "--model", "qwen3-30b-a3b", "--moe-routing", "bogus", "--workload", "fixed:8x8"}, exitUsage, `for --moe-routing: want skewed`},

@@ -169,7 +169,7 @@ func TestSimulateNewOptionsBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown execution mode", []string{"--model", "llama-3.1-8b", "--execution-mode", "graphs"}, exitUsage, `invalid value "graphs" for --execution-mode: want eager, cuda-graph or piecewise`},
+		{"unknown execution mode", []string{"--model", "llama-3.1-8b", "--execution-mode", "graphs"}, exitUsage, `invalid value "graphs" for --execution-mode: want eager, cuda-graph, piecewise or full-and-piecewise`},
 		{"replay without histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay"}, exitUsage, "needs a histogram"},
 		{"bad histogram", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--moe-routing", "replay", "--moe-histogram", hist}, exitRuntime, "hist.csv line 2 column tokens"},
 		{"unknown backend", []string{"--model", "qwen3-30b-a3b", "--tp", "8", "--ep", "8", "--all2all-backend", "mpi"}, exitUsage, `invalid value "mpi" for --all2all-backend: want naive`},
