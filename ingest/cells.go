@@ -63,6 +63,10 @@ func (r *reader) whole(col int) (float64, bool) {
 		r.drop(col, "", reasonNotWhole+": "+string(trimSpace(r.cell(col))))
 		return 0, false
 	}
+	if ok && v > math.MaxInt32 { // num_tokens=1e20 was ingested as a shape
+		r.drop(col, "", reasonBadFeature+": "+string(trimSpace(r.cell(col)))+" is above 2^31-1, more than any batch or context holds")
+		return 0, false
+	}
 	return v, ok
 }
 

@@ -126,6 +126,8 @@ func TestMalformedInputs(t *testing.T) {
 			fatal: "linear_op.csv:2:1: unterminated quoted field"},
 		{name: "fractional num_tokens", data: base.clone().set(t, 0, "num_tokens", "12.5").bytes(),
 			excl: []excl{{line: 2, column: base.col(t, "num_tokens") + 1, reason: reasonNotWhole}}},
+		{name: "num_tokens beyond any batch", data: base.clone().set(t, 0, "num_tokens", "1e20").bytes(),
+			excl: []excl{{line: 2, column: base.col(t, "num_tokens") + 1, reason: reasonBadFeature}}},
 		{name: "integral num_tokens written as a float", data: base.clone().set(t, 0, "num_tokens", base.rows[0][base.col(t, "num_tokens")]+".0").bytes()},
 		{name: "fractional kv_cache_size", file: "attention.csv", data: attn.clone().set(t, pre, "kv_cache_size", "100.25").bytes(),
 			excl: []excl{{line: pre + 2, column: attn.col(t, "kv_cache_size") + 1, reason: "not an integer"}}},

@@ -110,6 +110,15 @@ func (r *resolver) resolve(path string) (origin, error) {
 	return o, nil
 }
 
+// canonicalDevice returns the catalog name of a device, or the name as
+// given.
+func canonicalDevice(name string) string {
+	if d, err := spec.LookupDevice(name); err == nil {
+		return d.Name
+	}
+	return name
+}
+
 // canonicalModel returns the catalog name of a model (also for a Hugging
 // Face id such as meta-llama/Llama-3.1-8B-Instruct), or the name as given.
 func canonicalModel(name string) string {

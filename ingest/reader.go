@@ -294,6 +294,16 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 	}
 	measLine, blankMeas := 0, 0
 	rows := newRowSet()
+	// A --device or --model flag names what the rows were measured on; a
+	// row whose own device or model_name cell says otherwise is refused,
+	// not relabelled.
+	devCol, modelCol := -1, -1
+	if org.deviceFrom == "flag --device" {
+		devCol = r.h.col(profilecsv.ColDevice)
+	}
+	if org.modelFrom == "flag --model" {
+		modelCol = r.h.col(profilecsv.ColModelName)
+	}
 	r.kernelOnly = nameMeas == spec.KernelOnly
 
 	for {
@@ -339,6 +349,16 @@ func readCSV(in *dataset.Input, index int32, data []byte, org origin, tab *strTa
 				r.kernelOnly = m == spec.KernelOnly
 			case m != in.Measurement:
 				return nil, fail(line, mcol+1, "measurement_type %s differs from %s on line %d: a file holds one measurement type (split it)", m, in.Measurement, measLine)
+			}
+		}
+		if devCol >= 0 {
+			if d := string(trimSpace(fields[devCol])); d != "" && canonicalDevice(d) != org.device {
+				return nil, fail(line, devCol+1, "the row's device is %s, but --device says %s: ingest files of another device on their own (with their --device, or none)", d, org.device)
+			}
+		}
+		if modelCol >= 0 {
+			if m := string(trimSpace(fields[modelCol])); m != "" && canonicalModel(m) != org.model {
+				return nil, fail(line, modelCol+1, "the row's model_name is %s, but --model says %s: ingest files of another model on their own (with their --model, or none)", m, org.model)
 			}
 		}
 		if !r.readExtras() {

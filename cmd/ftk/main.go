@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/ftk-dev/ftk/outlock"
 
@@ -75,7 +77,7 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = app.Run(ctx, helpArgs(app, args))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ftk: %v\n", err)
+		fmt.Fprintf(stderr, "ftk: %s\n", printable(err.Error()))
 		var ec cli.ExitCoder
 		if errors.As(err, &ec) && ec.ExitCode() != 0 {
 			return ec.ExitCode()
@@ -83,6 +85,28 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRuntime
 	}
 	return exitOK
+}
+
+// printable makes an error message safe for a terminal: it quotes what it
+// read from files (a CSV header, a cell), and a control character there
+// (an escape sequence that recolours or retitles the terminal) is written
+// as a Go escape (\x1b) instead of acting; line breaks and tabs stay.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t' || (unicode.IsPrint(r) && r != unicode.ReplacementChar):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
