@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ftk-dev/ftk/cost"
@@ -169,6 +170,34 @@ func (c *Config) WriteYAML(w io.Writer) error {
 
 // ErrNoModel is Validate's error for a config that names no model.
 var ErrNoModel = errors.New("simulate config: no model given")
+
+// WithAbsolutePaths returns c with every file it names (bundle, host
+// bundle, trace, MoE histogram, a model's config.json) made absolute, as a
+// run's config.yaml stores them: a rerun from another working directory
+// ("ftk simulate --config out/config.yaml" from anywhere) finds the same
+// files. Catalog names and unset paths are left as they are.
+func (c Config) WithAbsolutePaths() Config {
+	abs := func(p *string) {
+		if *p == "" || filepath.IsAbs(*p) {
+			return
+		}
+		if a, err := filepath.Abs(*p); err == nil {
+			*p = a
+		}
+	}
+	abs(&c.Bundle)
+	abs(&c.HostBundle)
+	abs(&c.Workload.Trace)
+	abs(&c.MoE.Histogram)
+	if rest, ok := strings.CutPrefix(c.Workload.Workload, "trace:"); ok {
+		abs(&rest)
+		c.Workload.Workload = "trace:" + rest
+	}
+	if st, err := os.Stat(c.Model); err == nil && !st.IsDir() && !filepath.IsAbs(c.Model) {
+		abs(&c.Model)
+	}
+	return c
+}
 
 // Validate checks the settings that do not need the model or device (the
 // first part of simulate.Resolve).

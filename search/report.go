@@ -178,7 +178,7 @@ func (rep *Report) curves(opts simulate.Options, workers int) ([][]Probe, error)
 func (rep *Report) WriteFiles(dir string, opts simulate.Options, workers int) error {
 	for _, r := range rep.Rows {
 		p := &prober{cfg: r.Candidate.Config(rep.s.Base), wl: rep.wl}
-		cfg := p.configAt(r.ConfigRateRPS)
+		cfg := p.configAt(r.ConfigRateRPS).WithAbsolutePaths() // reruns from any working directory
 		var b bytes.Buffer
 		if err := cfg.WriteYAML(&b); err != nil {
 			return fmt.Errorf("search: config of %s: %w", r.ID, err)

@@ -110,7 +110,7 @@ func commitRun(dir string, files *runresult.RequestFiles, sum *runresult.Summary
 	if err != nil {
 		return abort(err)
 	}
-	cfgOut := sum.Config
+	cfgOut := sum.Config.WithAbsolutePaths() // reruns from any working directory
 	if err := cfgOut.WriteYAML(cfgFile.Writer); err != nil {
 		return abort(fmt.Errorf("write %s: %w", cfgPath, err), cfgFile)
 	}
