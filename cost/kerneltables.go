@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ftk-dev/ftk/kerneldb"
+	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -384,4 +385,31 @@ func (p *tableMLA) table() string {
 		t = kerneldb.TableContextMLA
 	}
 	return fmt.Sprintf("%s [%s], %d heads, KV %s", t, p.t.K.Sources[t], p.heads, p.kv)
+}
+
+// qkNormBeside adds to a kernel-table GEMM the Q/K norm kernels vLLM runs
+// after Qwen3's QKV projection (the projection op's other kernels, which
+// gemm_perf does not time), priced by the device model: the op's time on
+// the device model less its GEMM's.
+type qkNormBeside struct {
+	OpPredictor
+	roof        roofline.Roofline
+	op, gemm    spec.Op
+	measurement string
+}
+
+// withQKNorm wraps p when o is a QKV projection with Q/K norms priced
+// from the GEMM table; other predictors are returned as they are.
+func withQKNorm(p OpPredictor, o *spec.Op, roof roofline.Roofline, measurement string) OpPredictor {
+	if _, ok := p.(*tableGEMM); !ok || o.Name != spec.OpAttnPreProj || o.QHeads == 0 {
+		return p
+	}
+	gemm := *o
+	gemm.Kernels, gemm.QHeads, gemm.KVHeads, gemm.HeadDim = 1, 0, 0, 0
+	return qkNormBeside{OpPredictor: p, roof: roof, op: *o, gemm: gemm, measurement: measurement}
+}
+
+func (q qkNormBeside) PredictMs(x []float64) float64 {
+	norms := q.roof.TimeMs(&q.op, x, q.measurement) - q.roof.TimeMs(&q.gemm, x, q.measurement)
+	return q.OpPredictor.PredictMs(x) + max(norms, 0)
 }

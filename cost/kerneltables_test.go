@@ -109,3 +109,36 @@ func TestKernelTablesPriceOpsByShape(t *testing.T) {
 		t.Errorf("DeepSeek-V3 decode of one sequence at KV length 2: %v ms, want generation_mla_perf's 0.11082667 ms", got)
 	}
 }
+
+// Qwen3's QKV projection runs its Q/K norms beside the GEMM: from the
+// tables it costs the GEMM table's time plus the device model's norms
+// (the op less its GEMM), never the GEMM alone.
+func TestKernelTablesAddQKNorms(t *testing.T) {
+	m, err := spec.LookupModel("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := spec.LookupDevice("h100")
+	kt, err := LoadKernelTables("../testdata/aiconfigurator/h100_sxm", "0.14.0", m, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: testLimits, Predictors: kt, MoE: MoEConfig{Routing: RoutingEven}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qkv *pricedOp
+	for i := range cm.stages[0].tokens.ops {
+		if p := &cm.stages[0].tokens.ops[i]; p.op.Name == spec.OpAttnPreProj {
+			qkv = p
+		}
+	}
+	if qkv == nil || qkv.op.QHeads == 0 {
+		t.Fatal("no QKV projection with Q/K norms")
+	}
+	gemmMs, _ := kt.K.GEMM("bfloat16", 64, float64(qkv.op.N), float64(qkv.op.K))
+	got := qkv.pred.PredictMs([]float64{64})
+	if !(got > gemmMs) || got > 2*gemmMs {
+		t.Errorf("QKV projection of 64 tokens: %v ms; the GEMM table gives %v ms, the norms must add to it (less than the GEMM again)", got, gemmMs)
+	}
+}

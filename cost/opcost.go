@@ -287,6 +287,7 @@ func (cm *OpCostModel) addOp(g *opGroup, o spec.Op, preds PredictorSet) {
 		if pr, ok := ops.OpPredictor(&o); ok {
 			p.pred = pr
 			p.extrap, _ = pr.(extrapolationCounter)
+			p.pred = withQKNorm(pr, &o, cm.roof, cm.measurement)
 		}
 	} else if preds != nil {
 		if pr, k, ok := resolvePredictor(preds, p.key); ok {
