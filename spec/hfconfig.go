@@ -146,6 +146,11 @@ func (c *hfConfig) model(name, arch string) (*Model, error) {
 	m.NumHeads = need("num_attention_heads", c.NumAttentionHeads)
 	m.VocabSize = need("vocab_size", c.VocabSize)
 	m.NumExperts = firstNonZero(c.NumExperts, c.NumLocalExperts, c.NRoutedExperts)
+	if m.NumExperts == 0 && (strings.Contains(strings.ToLower(arch), "moe") || c.NumExpertsPerTok > 0 || c.MoEIntermediateSize > 0) {
+		// Read as dense, it would be priced as another model.
+		return nil, fmt.Errorf("model config %s: an MoE config (%s, num_experts_per_tok %d, moe_intermediate_size %d) with no experts: set num_experts (or num_local_experts, n_routed_experts) to the routed experts per layer",
+			name, arch, c.NumExpertsPerTok, c.MoEIntermediateSize)
+	}
 	if c.IntermediateSize != nil {
 		m.IntermediateSize = *c.IntermediateSize
 	} else if m.NumExperts == 0 {

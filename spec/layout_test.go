@@ -68,6 +68,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown-arch", `{"architectures": ["FalconForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8}`, "architecture FalconForCausalLM is not one ftk prices"},
 		{"awq", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": "awq", "bits": 4}}`, `quant_method "awq" is not supported`},
 		{"int4-ct", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}}`, "4-bit weights is not supported"},
+		{"vocab-1e15", `{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 1000000000000000, "intermediate_size": 14336}`, "vocab_size 1000000000000000 is beyond any model"},
+		{"params-overflow", `{"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 1000000, "num_hidden_layers": 4000, "num_attention_heads": 32, "vocab_size": 10, "num_experts": 60000, "num_experts_per_tok": 8, "moe_intermediate_size": 1000000}`, "beyond any model"},
+		{"moe-no-experts", `{"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "num_experts": 0, "num_experts_per_tok": 8, "moe_intermediate_size": 8}`, "an MoE config"},
 		{"text-config-missing", `{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": {"model_type": "gemma3_text", "hidden_size": 8, "num_attention_heads": 4}}`, "missing required field num_hidden_layers, vocab_size"},
 	}
 	for _, c := range cases {

@@ -103,10 +103,40 @@ func (m *Model) AttentionContext(i, ctx int) int {
 	return ctx
 }
 
-// Validate checks that the architecture is self-consistent.
+// Bounds of a model's dimensions, far above any published model (vocabularies
+// reach 262,144, hidden sizes 16,384, layers 128, experts 512) and low enough
+// that weight and KV-cache byte counts stay exact in an int64: a vocab_size of
+// 1e15 once printed 0.00 GiB of weights.
+const (
+	maxVocab   = 1 << 24
+	maxWidth   = 1 << 20
+	maxLayers  = 1 << 12
+	maxHeads   = 1 << 12
+	maxExperts = 1 << 16
+	// maxParams bounds a rough count of a model's parameters (a
+	// thousand times the largest published): byte counts stay exact.
+	maxParams = 1e15
+)
+
+// Validate checks that the architecture is self-consistent and its sizes
+// are numbers a model has.
 func (m *Model) Validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("model %s: %s", m.Name, fmt.Sprintf(format, a...))
+	}
+	for _, d := range []struct {
+		name   string
+		v, max int
+	}{{"hidden_size", m.HiddenSize, maxWidth}, {"num_hidden_layers", m.NumLayers, maxLayers}, {"num_attention_heads", m.NumHeads, maxHeads},
+		{"num_key_value_heads", m.NumKVHeads, maxHeads}, {"vocab_size", m.VocabSize, maxVocab}, {"intermediate_size", m.IntermediateSize, maxWidth},
+		{"moe_intermediate_size", m.MoEIntermediateSize, maxWidth}, {"num_experts", m.NumExperts, maxExperts}, {"num_experts_per_tok", m.TopK, maxExperts}} {
+		if d.v > d.max {
+			return bad("%s %d is beyond any model (at most %d here): its sizes would overflow; check the config", d.name, d.v, d.max)
+		}
+	}
+	h := float64(m.HiddenSize)
+	if p := float64(m.NumLayers)*(4*h*h+3*h*max(float64(m.IntermediateSize), float64(m.NumExperts)*float64(m.MoEIntermediateSize))) + 2*float64(m.VocabSize)*h; p > maxParams {
+		return bad("its sizes make about %.3g parameters, beyond any model (at most %g here): check the config", p, maxParams)
 	}
 	switch {
 	case m.HiddenSize <= 0:
