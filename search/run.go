@@ -68,7 +68,7 @@ func (s *Settings) checksum() (string, error) {
 		TopK  int
 	}{s.Space.Model.Name, Space{Pools: s.Space.Pools, TP: s.Space.TP, PP: s.Space.PP, EP: s.Space.EP,
 		MaxNumSeqs: s.Space.MaxNumSeqs, MaxNumBatchedTokens: s.Space.MaxNumBatchedTokens,
-		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes}, s.Base, s.SLO, s.RateTolerance, s.TopK})
+		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes, UseAll: s.Space.UseAll}, s.Base, s.SLO, s.RateTolerance, s.TopK})
 	if err != nil {
 		return "", err
 	}

@@ -23,6 +23,8 @@ type Space struct {
 	ExecutionModes []string
 	// Modes are runresult.ModeColocated and/or runresult.ModeDisaggregated.
 	Modes []string
+	// UseAll keeps only the deployments that use every GPU of their pool.
+	UseAll bool `json:",omitempty"`
 }
 
 // Enumerate lists the space's candidates in a fixed order: per pool,
@@ -63,15 +65,8 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 			seen := map[spec.Layout]bool{}
 			for _, l := range engines {
 				for _, dp := range powersOfTwo(p.GPUs / l.GPUs()) {
-					variants := []spec.Layout{{TP: l.TP, PP: l.PP, EP: l.EP, DP: dp}}
-					// MoE replicas in lockstep may spread the experts over
-					// all TP x DP ranks: EP = TP x DP (the simulator says
-					// whether it models it).
-					if wide := (spec.Layout{TP: l.TP, PP: l.PP, EP: l.TP * dp, DP: dp}); s.Model.IsMoE() && dp > 1 && s.allowsEP(wide.EP) && wide.Validate(s.Model) == nil {
-						variants = append(variants, wide)
-					}
-					for _, v := range variants {
-						if !seen[v] {
+					for _, v := range s.replicated(l, dp) {
+						if !seen[v] && (!s.UseAll || v.GPUs() == p.GPUs) {
 							seen[v] = true
 							limits(Candidate{Device: p.Device, Mode: runresult.ModeColocated, Layout: v})
 						}
@@ -87,6 +82,9 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 					}
 					for np := 1; np*pre.GPUs() < p.GPUs; np++ {
 						for nd := 1; np*pre.GPUs()+nd*dec.GPUs() <= p.GPUs; nd++ {
+							if s.UseAll && np*pre.GPUs()+nd*dec.GPUs() != p.GPUs {
+								continue
+							}
 							limits(Candidate{Device: p.Device, Mode: runresult.ModeDisaggregated, Prefill: pre, Decode: dec, PrefillInstances: np, DecodeInstances: nd})
 						}
 					}
@@ -95,6 +93,9 @@ func (s *Space) Enumerate() ([]Candidate, error) {
 		}
 	}
 	if len(out) == 0 {
+		if s.UseAll {
+			return nil, fmt.Errorf("search space: no deployment of %s uses all the GPUs given with the degrees given: allow other --tp/--pp/--ep or drop --use-all", s.Model.Name)
+		}
 		return nil, fmt.Errorf("search space: no deployment of %s fits the GPUs and degrees given: allow more GPUs or other --tp/--pp/--ep", s.Model.Name)
 	}
 	return out, nil
@@ -132,6 +133,29 @@ func (s *Space) engineLayouts(gpus int) []spec.Layout {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b spec.Layout) int { return a.GPUs() - b.GPUs() })
+	return out
+}
+
+// replicated is engine layout l at dp replicas, as the simulator runs it.
+// A dense model's replicas are independent engines. A MoE model's replicas
+// run in lockstep (simulate's checkLockstep), which vLLM allows only with
+// expert parallelism over every rank (EP = TP x DP) or none (EP = 1), and
+// without pipeline stages: other layouts are never generated, the
+// simulator would refuse them.
+func (s *Space) replicated(l spec.Layout, dp int) []spec.Layout {
+	if dp == 1 || !s.Model.IsMoE() {
+		return []spec.Layout{{TP: l.TP, PP: l.PP, EP: l.EP, DP: dp}}
+	}
+	if l.PP > 1 {
+		return nil
+	}
+	var out []spec.Layout // the engine's own EP does not matter: Enumerate drops repeats
+	if s.allowsEP(1) {
+		out = append(out, spec.Layout{TP: l.TP, PP: 1, EP: 1, DP: dp})
+	}
+	if wide := (spec.Layout{TP: l.TP, PP: 1, EP: l.TP * dp, DP: dp}); s.allowsEP(wide.EP) && wide.Validate(s.Model) == nil {
+		out = append(out, wide)
+	}
 	return out
 }
 

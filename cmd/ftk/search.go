@@ -67,6 +67,7 @@ Examples:
 			&cli.IntSliceFlag{Name: "max-num-batched-tokens", Value: []int{2048, 4096, 8192, 16384}, Usage: "engine token budgets per step to try"},
 			&cli.IntFlag{Name: "max-model-len", Usage: "longest request served (0: min(model's maximum, 8192)); a deployment that rejects requests is rejected"},
 			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{cost.ExecCUDAGraph, cost.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
+			&cli.BoolFlag{Name: "use-all", Usage: "only deployments that use every GPU of their --gpus pool"},
 			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rank this many; the others are pruned once they cannot enter the top"},
 			&cli.FloatFlag{Name: "rate-tolerance", Value: 0.02, Usage: "neighbouring rates tried differ by this factor (0.02: 2%)"},
@@ -121,7 +122,7 @@ func searchSettings(cmd *cli.Command) (search.Settings, error) {
 	}
 	s.Space = search.Space{Model: m, Pools: pools, TP: cmd.IntSlice("tp"), PP: cmd.IntSlice("pp"), EP: cmd.IntSlice("ep"),
 		MaxNumSeqs: cmd.IntSlice("max-num-seqs"), MaxNumBatchedTokens: cmd.IntSlice("max-num-batched-tokens"),
-		ExecutionModes: cmd.StringSlice("execution-modes"), Modes: cmd.StringSlice("modes")}
+		ExecutionModes: cmd.StringSlice("execution-modes"), Modes: cmd.StringSlice("modes"), UseAll: cmd.Bool("use-all")}
 	s.Base, s.RateTolerance, s.TopK = base, cmd.Float("rate-tolerance"), cmd.Int("top")
 	if !(s.RateTolerance > 0 && s.RateTolerance < 1) {
 		return s, usageError("--rate-tolerance must be in (0, 1), got %g", s.RateTolerance)
@@ -219,17 +220,40 @@ func emitSearch(cmd *cli.Command) error {
 	})
 }
 
-// searchProgress draws the candidates done on a terminal (nothing
-// elsewhere); the bar is made at the first report, when the total is known.
+// searchProgress draws the candidates done as a bar on a terminal, and
+// elsewhere (a log file, a pipe, a batch job) writes a line at every
+// progressStep of them; the bar is made at the first report, when the
+// total is known.
 type searchProgress struct {
-	w   io.Writer
-	bar *progress.Bar
+	w       io.Writer
+	bar     *progress.Bar
+	started bool
+	t0      time.Time
+	logged  int // progressSteps already logged
 }
+
+// progressSteps is how many log lines a search writes off a terminal.
+const progressSteps = 20
 
 // update is search.Options.Progress (called under the search's lock).
 func (s *searchProgress) update(done, total int) {
-	if s.bar == nil {
+	if !s.started {
+		s.started, s.t0 = true, time.Now()
 		s.bar = progress.New(s.w, "search", "candidates", total)
 	}
-	s.bar.Set(done)
+	if s.bar != nil {
+		s.bar.Set(done)
+		return
+	}
+	step := done * progressSteps / max(total, 1)
+	if step <= s.logged {
+		return
+	}
+	s.logged = step
+	el := time.Since(s.t0)
+	eta := ""
+	if done < total {
+		eta = fmt.Sprintf(", about %s to go", (el * time.Duration(total-done) / time.Duration(done)).Round(time.Second))
+	}
+	fmt.Fprintf(s.w, "search: %d/%d candidates (%d%%) in %s%s\n", done, total, 100*done/max(total, 1), el.Round(time.Second), eta)
 }

@@ -29,6 +29,10 @@ func TestSearchCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// Off a terminal (stderr is a buffer here) progress comes as log lines.
+	if !strings.Contains(errOut, "candidates (100%) in ") || !strings.Contains(errOut, "to go\n") {
+		t.Errorf("stderr has no progress lines:\n%s", errOut)
+	}
 	if strings.Contains(out, "\n     4 ") {
 		t.Errorf("more than --top 3 ranked:\n%s", out)
 	}
