@@ -58,13 +58,17 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "fail if any row is excluded"},
 			&cli.StringFlag{Name: "measurement-type", Usage: "measurement type of the files without a measurement_type column: CUDA_EVENT (operator wall time between CUDA events, launch gaps included) or KERNEL_ONLY (kernel durations summed)",
 				Validator: func(v string) error { return oneOf(spec.CUDAEvent, spec.KernelOnly)(strings.ToUpper(v)) }},
-			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains, then exit"},
+			&cli.StringFlag{Name: "summary", Usage: "print a dataset's operators, row counts and feature domains (or a kernel-table copy's tables), then exit"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
 			if dir := cmd.String("summary"); dir != "" {
 				if cmd.Args().Len() > 0 || cmd.String("output") != "" {
 					return usageError("ingest --summary DIR takes no PATH and no -o")
+				}
+				if km, err := kerneldb.ReadManifest(dir); err == nil {
+					ingest.WriteKernelReport(out, dir, km)
+					return nil
 				}
 				d, err := dataset.Load(dir)
 				if err != nil {

@@ -25,6 +25,9 @@ func TestIngestAndSimulateKernelTables(t *testing.T) {
 			t.Errorf("ingest report lacks %q:\n%s", want, errOut)
 		}
 	}
+	if sum, errOut, code := ftk(t, "ingest", "--summary", dir); code != 0 || !strings.Contains(sum, "gemm_perf                    vLLM 0.14.0     26040 rows") {
+		t.Errorf("ingest --summary of the copy: exit %d:\n%s%s", code, sum, errOut)
+	}
 	for _, f := range []string{"kernel_tables.json", "system.yaml", "gemm/vllm/0.14.0/gemm_perf.parquet", "gemm/vllm/0.14.0/collection_meta.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the copy lacks %s: %v", f, err)
