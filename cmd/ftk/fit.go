@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ftk-dev/ftk/bundle"
@@ -96,6 +99,9 @@ Examples:
 				if cmd.String("output") == "" {
 					return usageError("fit needs -o BUNDLE, the model bundle to write")
 				}
+				if err := checkBundlePath(cmd.String("output")); err != nil {
+					return err // before the fit, not after all its work
+				}
 				lock, err := lockOutput(ctx, cmd.String("output"))
 				if err != nil {
 					return err
@@ -135,6 +141,7 @@ Examples:
 				if b, err = fit.Fit(ts, opt); err != nil {
 					return err
 				}
+				warnFewRows(errw, ts)
 				if err := b.Write(cmd.String("output")); err != nil {
 					return err
 				}
@@ -270,4 +277,37 @@ func onlyKernelOnly(ds *dataset.Dataset) bool {
 		ko = true
 	}
 	return ko
+}
+
+// checkBundlePath refuses a bundle path fit could not write: an existing
+// folder (the bundle is one file).
+func checkBundlePath(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageError("fit: -o %s is a folder; the bundle is one file: name a file such as %s", path, filepath.Join(path, "bundle.arrow"))
+	}
+	return nil
+}
+
+// fewRows is the fewest rows an operator's forest is fitted on without a
+// warning: with fewer it predicts those rows' times for every shape.
+const fewRows = 3
+
+// warnFewRows warns of operators fitted on fewer than fewRows rows.
+func warnFewRows(w io.Writer, ts *fit.TrainingSet) {
+	n, example := 0, ""
+	for _, o := range ts.Ops {
+		if len(o.Rows) < fewRows {
+			if n == 0 {
+				example = fmt.Sprintf("%s: %d row", o.Key, len(o.Rows))
+				if len(o.Rows) != 1 {
+					example += "s"
+				}
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "fit: warning: %d of %d operators fitted on fewer than %d rows (%s): each predicts its few measured times for every shape, so the bundle extrapolates everywhere; profile more shapes (ftk collect)\n",
+			n, len(ts.Ops), fewRows, example)
+	}
 }
