@@ -107,6 +107,9 @@ func read(paths []string, opt Options) (*build, error) {
 		in := dataset.Input{Path: f, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data)),
 			Device: org.device, DeviceFrom: org.deviceFrom, Model: org.model, ModelFrom: org.modelFrom}
 		if c := org.collect; c != nil {
+			if c.status == "incomplete" {
+				in.Notes = append(in.Notes, fmt.Sprintf("WARNING: %s says status: incomplete (%d shapes failed, or the sweep was interrupted): its files miss shapes the sweep planned; run the same 'ftk collect' command again to finish it", c.path, c.failed))
+			}
 			if c.shardN > 0 {
 				in.Shard = fmt.Sprintf("%d/%d", c.shardI, c.shardN)
 			}
@@ -207,21 +210,9 @@ func expand(paths []string) ([]string, error) {
 			continue
 		}
 		found := 0 // CSV files under p, whether or not named before
-		err = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if q != p && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.IsDir() && strings.EqualFold(filepath.Ext(q), ".csv") {
-				found++
-				add(q)
-			}
-			return nil
+		err = walkCSV(p, func(q string) {
+			found++
+			add(q)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
@@ -231,6 +222,51 @@ func expand(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// walkCSV calls visit with every .csv file under root, in lexical order,
+// skipping hidden names and following symbolic links to folders (a sweep
+// linked in from elsewhere); a folder reached twice (a link loop, or two
+// links to one folder) is read once.
+func walkCSV(root string, visit func(path string)) error {
+	seen := map[string]bool{}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return err
+		}
+		if seen[real] {
+			return nil
+		}
+		seen[real] = true
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			q := filepath.Join(dir, e.Name())
+			isDir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 {
+				if st, err := os.Stat(q); err == nil {
+					isDir = st.IsDir()
+				}
+			}
+			switch {
+			case isDir:
+				if err := walk(q); err != nil {
+					return err
+				}
+			case strings.EqualFold(filepath.Ext(q), ".csv"):
+				visit(q)
+			}
+		}
+		return nil
+	}
+	return walk(root)
 }
 
 // oneDevice fails when the inputs span several devices.

@@ -33,6 +33,10 @@ type origin struct {
 type collectMeta struct {
 	path                          string
 	device, model, backend, sweep string
+	// status is collect's: "complete", or "incomplete" when the sweep was
+	// interrupted or shapes failed (failed of them).
+	status string
+	failed int
 	measurements                  []string
 	shardI, shardN                int
 	limits                        *spec.EngineLimits // engine_limits, nil when absent
@@ -210,6 +214,10 @@ func parseCollect(path string, doc map[string]any) (*collectMeta, error) {
 		return ""
 	}
 	c.device, c.model, c.backend, c.sweep = str("device"), str("model"), str("backend"), str("sweep")
+	c.status = str("status")
+	if f, ok := doc["failed"].(int); ok {
+		c.failed = f
+	}
 	for _, k := range []string{"measurement", "measurement_type"} {
 		switch v := doc[k].(type) {
 		case string:
