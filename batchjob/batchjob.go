@@ -6,6 +6,7 @@
 package batchjob
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,6 +52,15 @@ type Job struct {
 	Merge string
 }
 
+// SlurmMaxArrayTasks is the most tasks of a job array under Slurm's
+// default MaxArraySize of 1001 (slurm.conf(5): array indices 0 to
+// MaxArraySize-1).
+const SlurmMaxArrayTasks = 1001
+
+// ErrTooManyShards is Write's error for more shards than the scheduler's
+// job array holds.
+var ErrTooManyShards = errors.New("batch job: too many shards")
+
 // Write writes the job file: a Slurm array script or a Kubernetes Indexed
 // Job manifest.
 func Write(w io.Writer, j Job) error {
@@ -64,6 +74,10 @@ func Write(w io.Writer, j Job) error {
 	}
 	switch j.Kind {
 	case Slurm:
+		if j.Shards > SlurmMaxArrayTasks {
+			return fmt.Errorf("%w: --shards %d is more tasks than a Slurm job array holds by default (MaxArraySize %d: indices 0-%d): give --shards %d or fewer (each task then takes more of the work), or raise MaxArraySize in slurm.conf",
+				ErrTooManyShards, j.Shards, SlurmMaxArrayTasks, SlurmMaxArrayTasks-1, SlurmMaxArrayTasks)
+		}
 		return writeSlurm(w, j)
 	case K8s:
 		return writeK8s(w, j)

@@ -70,6 +70,7 @@ func TestRejects(t *testing.T) {
 	}{
 		{Job{Kind: "pbs", Name: "x", Shards: 2}, `unknown kind "pbs"`},
 		{Job{Kind: Slurm, Name: "x", Shards: 0}, "at least 1"},
+		{Job{Kind: Slurm, Name: "x", Shards: 100000}, "--shards 1001 or fewer"},
 		{Job{Kind: Slurm, Name: "x", Shards: 1, GPUs: -1}, "negative"},
 		{Job{Kind: Slurm, Shards: 1}, "no job name"},
 		{Job{Kind: K8s, Name: "x", Shards: 1}, "no output flag"},

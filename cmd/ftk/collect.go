@@ -287,12 +287,12 @@ func emitCollect(cmd *cli.Command, o collect.Options) error {
 	if err != nil {
 		return err
 	}
-	return batchjob.Write(cmd.Root().Writer, batchjob.Job{
+	return jobUsage(batchjob.Write(cmd.Root().Writer, batchjob.Job{
 		Kind: cmd.String("emit"), Name: "ftk-collect", Shards: n, Binary: bin, Args: args, GPUs: gpus,
 		Image: cmd.String("image"), OutFlag: "--output", Claim: "ftk-profiles",
 		Hours: math.Ceil(secs/float64(max(n, 1))/float64(max(gpus, 1))) / 3600,
 		Merge: "ftk ingest " + o.Out + " -o DATASET (it merges the shard folders)",
-	})
+	}))
 }
 
 // emitBinary is the ftk executable an emitted job runs: --binary, else

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/urfave/cli/v3"
 )
 
@@ -59,6 +61,15 @@ func helpArgs(app *cli.Command, args []string) []string {
 		return args // a command with subcommands: its help lists them
 	}
 	return append(out, "--help")
+}
+
+// jobUsage makes a job array too large for the scheduler a usage error (a
+// --shards value out of range).
+func jobUsage(err error) error {
+	if errors.Is(err, batchjob.ErrTooManyShards) {
+		return usageError("%v", err)
+	}
+	return err
 }
 
 // unknownCommand checks the command names at the start of args (before the

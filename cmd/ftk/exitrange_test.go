@@ -45,8 +45,16 @@ func TestOutOfRangeValuesExitUsage(t *testing.T) {
 		t.Error("a refused command line wrote its output folder")
 	}
 
+	// A Slurm array beyond the default MaxArraySize is refused, not
+	// written for sbatch to reject.
+	_, errOut, code := ftk(t, "search", "--model", "llama-3.1-8b", "--workload", "fixed:1024x256", "--gpus", "h100:8",
+		"--slo", "ttft_p95_ms=300,tpot_p95_ms=25", "--emit", "slurm", "--shards", "100000", "-o", "sweep")
+	if code != exitUsage || !strings.Contains(errOut, "MaxArraySize 1001") {
+		t.Errorf("--emit slurm --shards 100000: exit %d, stderr %q; want exit %d naming MaxArraySize", code, errOut, exitUsage)
+	}
+
 	var stderr bytes.Buffer
-	code := exitOnPanic(&stderr, func() int { panic("index out of range") })
+	code = exitOnPanic(&stderr, func() int { panic("index out of range") })
 	if code != exitRuntime || !strings.Contains(stderr.String(), "internal error: index out of range") || !strings.Contains(stderr.String(), "please report") {
 		t.Errorf("a panic exits %d with %q; want %d and the panic with a request to report it", code, stderr.String(), exitRuntime)
 	}

@@ -212,12 +212,12 @@ func emitSearch(cmd *cli.Command) error {
 		return err
 	}
 	merge := batchjob.ShellJoin(append([]string{cmp.Or(bin, "ftk")}, args...))
-	return batchjob.Write(cmd.Root().Writer, batchjob.Job{
+	return jobUsage(batchjob.Write(cmd.Root().Writer, batchjob.Job{
 		Kind: cmd.String("emit"), Name: "ftk-search", Shards: cmd.Int("shards"), Binary: bin, Args: args,
 		// Hours is a guess: a shard of a few hundred candidates takes minutes.
 		Image: cmd.String("image"), OutFlag: "--output", Claim: "ftk-search", Hours: 1,
 		Merge: merge + " (the same command without --shard)",
-	})
+	}))
 }
 
 // searchProgress draws the candidates done as a bar on a terminal, and
