@@ -35,7 +35,6 @@ const (
 	All2AllPPLX          = spec.All2AllPPLX
 	All2AllDeepEPHT      = spec.All2AllDeepEPHT
 	All2AllDeepEPLL      = spec.All2AllDeepEPLL
-	defaultMoESkew       = 1.0
 	defaultAll2AllMethod = All2AllAllgatherRS
 )
 
@@ -59,9 +58,8 @@ type MoEConfig struct {
 	// Routing is RoutingSkewed (default, at defaultRoutingSkew),
 	// RoutingUniform, RoutingReplay or RoutingEven.
 	Routing string `json:"routing" yaml:"routing"`
-	// Skew is the Zipf exponent of skewed routing (0: 1, collect's
-	// "skewed", when skewed routing is asked for; defaultRoutingSkew when
-	// no routing is named).
+	// Skew is the Zipf exponent of skewed routing (0: defaultRoutingSkew,
+	// whether skewed routing is named or taken by default).
 	Skew float64 `json:"skew,omitempty" yaml:"skew,omitempty"`
 	// Histogram is the per-layer expert histogram replay routing reads
 	// (CSV: layer,expert,tokens; see ReadExpertHistogram).
@@ -81,12 +79,11 @@ type MoEConfig struct {
 func (c *MoEConfig) Resolve() {
 	if c.Routing == "" {
 		c.Routing = RoutingSkewed
-		if c.Skew == 0 {
-			c.Skew = defaultRoutingSkew
-		}
 	}
 	if c.Routing == RoutingSkewed && c.Skew == 0 {
-		c.Skew = defaultMoESkew
+		// One default whether skewed routing is named or not (naming it
+		// once changed the exponent from 0.2 to 1); the summary prints it.
+		c.Skew = defaultRoutingSkew
 	}
 	if c.All2AllBackend == "" {
 		c.All2AllBackend = defaultAll2AllMethod

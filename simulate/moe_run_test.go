@@ -25,7 +25,7 @@ func TestMoERunInvariants(t *testing.T) {
 	sum := runChecked(t, cfg).sum
 	checkBreakdown(t, sum)
 	mo := sum.CostModel.MoE
-	if mo == nil || mo.Routing != cost.RoutingSkewed || mo.Skew != 1 || mo.All2AllBackend != cost.All2AllDeepEPLL || mo.RoutingTables == 0 || mo.Method == "" {
+	if mo == nil || mo.Routing != cost.RoutingSkewed || mo.Skew != 0.2 || mo.All2AllBackend != cost.All2AllDeepEPLL || mo.RoutingTables == 0 || mo.Method == "" {
 		t.Errorf("MoE report %+v", mo)
 	}
 	if sum.Config.MoE.All2AllBackend != cost.All2AllDeepEPLL || sum.Config.MoE.Routing != cost.RoutingSkewed {

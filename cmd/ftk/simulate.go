@@ -56,7 +56,7 @@ func simulateCommand() *cli.Command {
 		&cli.StringFlag{Name: "kv-cache-dtype", Usage: "KV cache element type (vLLM --kv-cache-dtype): auto (the model's), bfloat16, fp8, fp8_e4m3, fp8_e5m2; fp8 halves KV bytes per token"},
 		&cli.StringFlag{Name: "host-bundle", Usage: "fit bundle of HOST_WALL predictors (a CPU-overhead profile) for the host time of a step (default: the documented default host model of the device class)"},
 		&cli.StringFlag{Name: "moe-routing", Usage: "MoE routing: skewed (Zipf, see --moe-skew; default, at exponent 0.2, a guess), uniform, replay (--moe-histogram) or even (no imbalance)"},
-		&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed routing (default 1 with --moe-routing skewed, 0.2 when no routing is named)"},
+		&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed routing (default 0.2, a guess, with or without --moe-routing skewed; the summary prints it)"},
 		&cli.StringFlag{Name: "moe-histogram", Usage: "per-layer expert histogram CSV (layer,expert,tokens) that replay routing follows"},
 		&cli.Uint64Flag{Name: "moe-seed", Usage: "seed of the MoE routing draws"},
 		&cli.StringFlag{Name: "all2all-backend", Usage: "EP dispatch and combine of a data-parallel MoE layout (--dp > 1), vLLM's names: allgather_reducescatter (default, as vLLM v0.11+), naive (broadcasts, the v0.10 default), pplx, deepep_high_throughput or deepep_low_latency (all-to-all kernels, need --ep > 1); at DP=1 vLLM exchanges nothing"},

@@ -105,7 +105,7 @@ func TestSimulateMoEBreakdown(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", mode, code, errOut)
 		}
 		for _, want := range []string{"step time, replica engines", "moe", "ep_comm", "host issue (beyond GPU)", "host before", "host after",
-			"host-bound", "CUDA-graph replays", "routing skewed (Zipf exponent 1)", "EP communication pplx", "prefill_hot", "default host model"} {
+			"host-bound", "CUDA-graph replays", "routing skewed (Zipf exponent 0.2)", "EP communication pplx", "prefill_hot", "default host model"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: output lacks %q:\n%s", mode, want, out)
 			}
