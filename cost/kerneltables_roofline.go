@@ -26,7 +26,10 @@ type KernelError struct {
 // (roofline.Roofline on device d, KERNEL_ONLY, compiled as vLLM runs it) as
 // the simulator would price that kernel, and returns the error per dtype
 // and kernel source. The mapping: a gemm row is a linear op of (M; N, K)
-// in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores; a context
+// in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores, plus, for the FP8
+// rows whose collector's activation quantization is known
+// (roofline.LookupFP8QuantPath), that quantization, which the rows time
+// with the GEMM; a context
 // attention row of batch b x ISL s is attn_prefill at spec's equivalent
 // sequence (context 0, chunk sqrt(b) x s); a generation row is
 // attn_decode at (batch, KV length - 1); a balanced moe row is the
@@ -64,7 +67,11 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 			continue
 		}
 		o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: eb, FP8: fp8}
-		add(t.Name, g.Dtype, g.KernelSource, g.LatencyMs, r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly))
+		ms := r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly)
+		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource); ok && fp8 {
+			ms += r.QuantUs(q, float64(g.M), float64(g.K)) / 1e3
+		}
+		add(t.Name, g.Dtype, g.KernelSource, g.LatencyMs, ms)
 	}
 	for _, a := range t.Attention {
 		if a.WindowSize > 0 || a.AttnDtype != "bfloat16" {
