@@ -17,7 +17,8 @@ func TestSameModel(t *testing.T) {
 		{"Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b", true},
 		{"testdata/models/qwen3-a3b-30b-moe.json", "Qwen/Qwen3-30B-A3B", true},
 		{"meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-8b", false},
-		{"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", false}, // v0.1 is not an alias: labels must agree
+		{"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", true},   // the catalog model's Hugging Face id
+		{"mistralai/Mixtral-8x22B-v0.1", "mixtral-8x7b", false}, // another model of the family
 		{"my-org/custom-model", "custom_model", true},
 	} {
 		if got := SameModel(c.a, c.b); got != c.same {
