@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // A calibration file holding NaN, an infinity or an absurd figure is
@@ -26,7 +28,7 @@ func TestLoadCalibrationRejectsNonsense(t *testing.T) {
 		if err := os.WriteFile(p, []byte(tc.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadCalibration(p)
+		_, err := runresult.LoadCalibration(p)
 		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%q: got %v, want an error naming %s and %s", tc.yaml, err, p, tc.field)
 		}
@@ -35,7 +37,7 @@ func TestLoadCalibrationRejectsNonsense(t *testing.T) {
 	if err := os.WriteFile(p, []byte("host_ms_per_step: 2.5\nhost_scale: 1.3\nfamily_scale: {moe: 1.2}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadCalibration(p); err != nil {
+	if _, err := runresult.LoadCalibration(p); err != nil {
 		t.Errorf("a usable calibration refused: %v", err)
 	}
 }

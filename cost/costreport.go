@@ -5,109 +5,30 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// OpCount is a number of queries of one predictor key.
-type OpCount struct {
-	Op      string `json:"op"`
-	Queries int64  `json:"queries"`
-}
-
-// GatingChoice records which predictor prices a MoE gating op and in which
-// runtime context: prefill_hot (timed inside a forward pass, as a run
-// executes it), never standalone_legacy (timed cold, alone).
-type GatingChoice struct {
-	Op      string `json:"op"`
-	Context string `json:"context"`
-	// Source is the predictor key used, or "roofline".
-	Source string `json:"source"`
-	Note   string `json:"note,omitempty"`
-}
-
-// KeyMatch records a predictor answering a key that differs from the one
-// asked only in a condition the simulator leaves open (the MoE routing
-// runtime path).
-type KeyMatch struct {
-	Asked string `json:"asked"`
-	Used  string `json:"used"`
-}
-
-// CostModelReport describes the cost model of a run and how it answered.
-type CostModelReport struct {
-	Label string `json:"label"`
-	// Profiles says where the op times come from: the profiles the bundle
-	// was fitted on, or none (the built-in roofline).
-	Profiles Profiles `json:"profiles"`
-	// Measurement is the measurement type of every op time of the run.
-	Measurement string `json:"measurement_type"`
-	// ExecutionMode is eager, cuda-graph or piecewise; MaxCaptureSize the
-	// largest batch a CUDA graph replays.
-	ExecutionMode  string `json:"execution_mode"`
-	MaxCaptureSize int    `json:"max_cudagraph_capture_size,omitempty"`
-	// LaunchNote says how the CPU timeline of the forward is formed;
-	// IssueNote where its per-kind issue costs come from, IssueCosts the
-	// figures.
-	LaunchNote string              `json:"launch_note"`
-	IssueNote  string              `json:"issue_note"`
-	IssueCosts roofline.IssueCosts `json:"issue_costs"`
-	// HostMsPerStep is the calibrated host time per step (0: modelled).
-	HostMsPerStep float64 `json:"host_ms_per_step"`
-	// HostSource is calibration, profile or default; HostNote gives the
-	// figures.
-	HostSource string `json:"host_source"`
-	HostNote   string `json:"host_note"`
-	// OpTable is the per-op issue and GPU time of the mean decode step.
-	OpTable *OpTable `json:"op_table,omitempty"`
-	// MoE describes routing and EP communication (MoE models only).
-	MoE *MoEReport `json:"moe,omitempty"`
-	// GatingContexts lists the context chosen for each MoE gating op.
-	GatingContexts []GatingChoice `json:"gating_contexts,omitempty"`
-	// MatchedKeys lists predictors used for a key that left a condition
-	// open.
-	MatchedKeys []KeyMatch `json:"matched_keys,omitempty"`
-	// RooflineFallbacks counts, per op the bundle lacks, the queries the
-	// roofline answered instead (one per op per step).
-	RooflineFallbacks []OpCount `json:"roofline_fallbacks,omitempty"`
-	// Extrapolated counts, per op, the queries its predictor answered
-	// outside its sampled domain.
-	Extrapolated []OpCount `json:"extrapolated,omitempty"`
-}
-
-// MoEReport describes how a run routes MoE tokens.
-type MoEReport struct {
-	Routing        string  `json:"routing"`
-	Skew           float64 `json:"skew,omitempty"`
-	Histogram      string  `json:"histogram,omitempty"`
-	All2AllBackend string  `json:"all2all_backend"`
-	// Method says how per-expert counts are drawn and priced.
-	Method string `json:"method"`
-	// RoutingTables is the number of routing tables built (token-count
-	// bins x routers).
-	RoutingTables int `json:"routing_tables"`
-}
-
 // Report describes the model and the fallbacks and extrapolations so far.
-func (cm *OpCostModel) Report() CostModelReport {
-	r := CostModelReport{Label: cm.label, Profiles: cm.profiles, Measurement: cm.measurement, ExecutionMode: cm.exec,
+func (cm *OpCostModel) Report() runresult.CostModelReport {
+	r := runresult.CostModelReport{Label: cm.label, Profiles: cm.profiles, Measurement: cm.measurement, ExecutionMode: cm.exec,
 		IssueNote: cm.issueNote, IssueCosts: cm.issue.costs, HostSource: cm.host.source, HostNote: cm.host.note, GatingContexts: cm.gating}
 	if cm.host.source == HostFromCalibration {
 		r.HostMsPerStep = cm.host.calibratedMs
 	}
-	if cm.exec != ExecEager {
+	if cm.exec != runresult.ExecEager {
 		r.MaxCaptureSize = cm.capture.largest()
 	}
 	st := &cm.issue.stages[0]
 	eagerMs := float64(st.layers)*(st.always+st.decode) + st.prologue + st.epilogue
 	switch cm.exec {
-	case ExecCUDAGraph:
+	case runresult.ExecCUDAGraph:
 		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one CUDA graph replay (%.0f us), batch padded to its capture size; other batches issued eagerly (%.2f ms per decode step on stage 0)",
 			cm.capture.largest(), cm.issue.costs.GraphLaunchUs, eagerMs)
-	case ExecPiecewise:
+	case runresult.ExecPiecewise:
 		r.LaunchNote = fmt.Sprintf("batches of up to %d tokens: one replay per piece (layers + 1, %.0f us each) and attention issued eagerly, tokens padded to the capture size; larger batches eager (%.2f ms per decode step on stage 0)",
 			cm.capture.largest(), cm.issue.costs.PieceLaunchUs, eagerMs)
-	case ExecFullAndPiecewise:
+	case runresult.ExecFullAndPiecewise:
 		r.LaunchNote = fmt.Sprintf("decode-only batches of up to %d sequences: one full CUDA graph replay (%.0f us); other batches of up to %d tokens: one replay per piece (layers + 1, %.0f us each), attention issued eagerly; larger batches eager (%.2f ms per decode step on stage 0)",
 			cm.capture.largest(), cm.issue.costs.GraphLaunchUs, cm.capture.largest(), cm.issue.costs.PieceLaunchUs, eagerMs)
 	default:
@@ -121,7 +42,7 @@ func (cm *OpCostModel) Report() CostModelReport {
 	}
 	r.OpTable = cm.opTable()
 	for a, u := range cm.matched {
-		r.MatchedKeys = append(r.MatchedKeys, KeyMatch{Asked: a, Used: u})
+		r.MatchedKeys = append(r.MatchedKeys, runresult.KeyMatch{Asked: a, Used: u})
 	}
 	sort.Slice(r.MatchedKeys, func(i, j int) bool { return r.MatchedKeys[i].Asked < r.MatchedKeys[j].Asked })
 	fallback, extrap := map[string]int64{}, map[string]int64{}
@@ -153,20 +74,20 @@ func (cm *OpCostModel) Report() CostModelReport {
 	return r
 }
 
-func (cm *OpCostModel) moeReport() *MoEReport {
-	return &MoEReport{Routing: cm.routingName(), Skew: cm.routingSkew(), Histogram: cm.routingHistogram(),
+func (cm *OpCostModel) moeReport() *runresult.MoEReport {
+	return &runresult.MoEReport{Routing: cm.routingName(), Skew: cm.routingSkew(), Histogram: cm.routingHistogram(),
 		All2AllBackend: cm.routingBackend(), Method: cm.routingMethod(), RoutingTables: cm.routingTables()}
 }
 
 // gatingChoices lists, for each MoE gating op, the context asked for and
 // what answered it.
-func (cm *OpCostModel) gatingChoices(preds PredictorSet) []GatingChoice {
+func (cm *OpCostModel) gatingChoices(preds PredictorSet) []runresult.GatingChoice {
 	if !cm.model.IsMoE() {
 		return nil
 	}
-	var out []GatingChoice
+	var out []runresult.GatingChoice
 	for _, op := range []string{spec.OpMoEGatingLinear, spec.OpMoERoutingTopK} {
-		g := GatingChoice{Op: op, Context: spec.GatingPrefillHot, Source: "roofline"}
+		g := runresult.GatingChoice{Op: op, Context: spec.GatingPrefillHot, Source: "roofline"}
 		k := spec.OpKey{Op: op, Measurement: cm.measurement, TP: cm.layout.TP, GatingContext: spec.GatingPrefillHot}
 		if _, ok := preds.(opPredictorSet); ok {
 			g.Source = "roofline (not in the kernel tables)"
@@ -205,10 +126,10 @@ func (cm *OpCostModel) tablePriced(op string) bool {
 	return false
 }
 
-func sortedCounts(m map[string]int64) []OpCount {
-	out := make([]OpCount, 0, len(m))
+func sortedCounts(m map[string]int64) []runresult.OpCount {
+	out := make([]runresult.OpCount, 0, len(m))
 	for k, n := range m {
-		out = append(out, OpCount{Op: k, Queries: n})
+		out = append(out, runresult.OpCount{Op: k, Queries: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
 	if len(out) == 0 {

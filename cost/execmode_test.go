@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -25,12 +26,12 @@ func TestExecutionModeFollowsMeasurement(t *testing.T) {
 		asked, measurement, want string
 		fails                    bool
 	}{
-		{"", spec.KernelOnly, ExecCUDAGraph, false},
-		{"", spec.CUDAEvent, ExecEager, false},
-		{ExecEager, spec.CUDAEvent, ExecEager, false},
-		{ExecCUDAGraph, spec.CUDAEvent, "", true},
-		{ExecPiecewise, spec.CUDAEvent, "", true},
-		{ExecPiecewise, spec.KernelOnly, ExecPiecewise, false},
+		{"", spec.KernelOnly, runresult.ExecCUDAGraph, false},
+		{"", spec.CUDAEvent, runresult.ExecEager, false},
+		{runresult.ExecEager, spec.CUDAEvent, runresult.ExecEager, false},
+		{runresult.ExecCUDAGraph, spec.CUDAEvent, "", true},
+		{runresult.ExecPiecewise, spec.CUDAEvent, "", true},
+		{runresult.ExecPiecewise, spec.KernelOnly, runresult.ExecPiecewise, false},
 	} {
 		got, err := resolveExecutionMode(tc.asked, tc.measurement)
 		if got != tc.want || (err != nil) != tc.fails {
@@ -60,7 +61,7 @@ func TestCompiledModesRunQKNormAsOneKernel(t *testing.T) {
 		b.DecodeContexts = append(b.DecodeContexts, 4000)
 	}
 	step := func(mode string) StepCost {
-		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: MoEConfig{Routing: RoutingEven}, ExecutionMode: mode})
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: runresult.MoEConfig{Routing: runresult.RoutingEven}, ExecutionMode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +84,8 @@ func TestCompiledModesRunQKNormAsOneKernel(t *testing.T) {
 		savedMs += r.KernelMs(&cp, []float64{8})
 	}
 	want := float64(m.NumLayers) * savedMs
-	eager := step(ExecEager)
-	for _, mode := range []string{ExecCUDAGraph, ExecPiecewise} {
+	eager := step(runresult.ExecEager)
+	for _, mode := range []string{runresult.ExecCUDAGraph, runresult.ExecPiecewise} {
 		c := step(mode)
 		if got := eager.Ms[CompLinear] - c.Ms[CompLinear]; got < want*0.999 || got > want*1.001 {
 			t.Errorf("%s: linear %.3f ms vs eager %.3f: %.3f ms less, want the %d layers' copies and one norm, %.3f ms", mode, c.Ms[CompLinear], eager.Ms[CompLinear], got, m.NumLayers, want)
@@ -135,13 +136,13 @@ func TestFullAndPiecewiseTakesEachBatchsGraph(t *testing.T) {
 	for _, tc := range []struct {
 		b    *BatchShape
 		like string
-	}{{&decode, ExecCUDAGraph}, {&mixed, ExecPiecewise}} {
-		got, want := step(ExecFullAndPiecewise, tc.b), step(tc.like, tc.b)
+	}{{&decode, runresult.ExecCUDAGraph}, {&mixed, runresult.ExecPiecewise}} {
+		got, want := step(runresult.ExecFullAndPiecewise, tc.b), step(tc.like, tc.b)
 		if got.TotalMs() != want.TotalMs() || !got.Graph {
 			t.Errorf("batch of %d tokens: %.4f ms (graph %v), want %s's %.4f ms", tc.b.Tokens, got.TotalMs(), got.Graph, tc.like, want.TotalMs())
 		}
 	}
-	if a, b := step(ExecCUDAGraph, &mixed), step(ExecFullAndPiecewise, &mixed); a.TotalMs() == b.TotalMs() {
+	if a, b := step(runresult.ExecCUDAGraph, &mixed), step(runresult.ExecFullAndPiecewise, &mixed); a.TotalMs() == b.TotalMs() {
 		t.Errorf("a mixed batch costs the same under cuda-graph (eager) and full-and-piecewise (%.4f ms)", a.TotalMs())
 	}
 }

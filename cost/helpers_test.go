@@ -39,7 +39,7 @@ func prefillShape(chunk, ctx int) BatchShape {
 // time of one step on a one-stage layout: every op of every layer (the
 // prefill or decode attention only when the batch has it), the embedding
 // and the LM head, priced by roofline's inventory and issue costs.
-func issueMsOf(m *spec.Model, l spec.Layout, costs roofline.IssueCosts, prefill, decode bool) float64 {
+func issueMsOf(m *spec.Model, l spec.Layout, costs spec.IssueCosts, prefill, decode bool) float64 {
 	var us float64
 	for i := 0; i < m.NumLayers; i++ {
 		for _, o := range spec.LayerOps(m, l, i) {

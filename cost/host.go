@@ -170,7 +170,7 @@ func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after, coreBefore, 
 // a CPU, to which the device's catalogued kernel launch is added), roofline's
 // defaults for the device class otherwise; then the calibration's host
 // speed and per-kind scales.
-func issueCosts(c *OpCostConfig, l spec.Layout) (roofline.IssueCosts, string) {
+func issueCosts(c *OpCostConfig, l spec.Layout) (spec.IssueCosts, string) {
 	costs := roofline.DefaultIssueCosts(c.Device)
 	note := costs.Source
 	x := []float64{1, 0, 1}
@@ -214,7 +214,7 @@ func issueCosts(c *OpCostConfig, l spec.Layout) (roofline.IssueCosts, string) {
 	if len(measured) > 0 {
 		note = fmt.Sprintf("CPU-overhead profile: %s measured; the rest from the %s", strings.Join(measured, ", "), costs.Source)
 	}
-	c.Calibration.applyIssue(&costs)
+	c.Calibration.ApplyIssue(&costs)
 	if c.Calibration.HostSpeed > 0 || len(c.Calibration.IssueScale) > 0 {
 		note += fmt.Sprintf("; calibrated (host_speed %g, issue_scale %v)", c.Calibration.HostSpeed, c.Calibration.IssueScale)
 	}

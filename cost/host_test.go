@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -17,7 +18,7 @@ func TestHostTimeSources(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 2}.Normalize()
 	b := decodeShape(100, 200, 300, 400, 500, 600, 700, 800)
-	stage := func(c OpCostConfig) (StepCost, CostModelReport) {
+	stage := func(c OpCostConfig) (StepCost, runresult.CostModelReport) {
 		c.Model, c.Layout, c.Device, c.Limits = m, l, d, testLimits
 		cm, err := NewOpCostModel(c)
 		if err != nil {
@@ -47,12 +48,12 @@ func TestHostTimeSources(t *testing.T) {
 		t.Errorf("profiled host %g + %g ms (%s)", c.Ms[CompHostBefore], c.Ms[CompHostAfter], r.HostSource)
 	}
 	// The host scale multiplies every part, profiled or default.
-	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: Calibration{HostScale: 3}})
+	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: runresult.Calibration{HostScale: 3}})
 	if !near(c.Ms[CompHostBefore], 3*(0.5+0.08+host(spec.OpCPUPrepareInputs)+host(spec.OpCPURayComm))) || !near(c.Ms[CompHostAfter], 3*(0.25+host(spec.OpCPUProcessOutputs))) ||
 		r.HostSource != HostFromProfile || !strings.Contains(r.HostNote, "x3 (host_scale)") {
 		t.Errorf("scaled host %g + %g ms (%s: %s)", c.Ms[CompHostBefore], c.Ms[CompHostAfter], r.HostSource, r.HostNote)
 	}
-	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: Calibration{HostMsPerStep: 2}})
+	c, r = stage(OpCostConfig{HostPredictors: prof, Calibration: runresult.Calibration{HostMsPerStep: 2}})
 	if c.Ms[CompHostBefore] != 2 || c.Ms[CompHostAfter] != 0 || r.HostSource != HostFromCalibration || r.HostMsPerStep != 2 {
 		t.Errorf("calibrated host %g + %g ms (%+v)", c.Ms[CompHostBefore], c.Ms[CompHostAfter], r)
 	}

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -20,7 +21,7 @@ import (
 // dispatcher Python between ops still shows when it is slower. The
 // roofline's CUDA_EVENT times are built the same way (roofline.Roofline).
 type issueModel struct {
-	costs  roofline.IssueCosts
+	costs  spec.IssueCosts
 	stages []stageIssue
 }
 
@@ -54,7 +55,7 @@ type opIssueTime struct {
 	onlyWith        string  // "" (every step), "prefill" or "decode"
 }
 
-func newIssueModel(m *spec.Model, l spec.Layout, costs roofline.IssueCosts) *issueModel {
+func newIssueModel(m *spec.Model, l spec.Layout, costs spec.IssueCosts) *issueModel {
 	im := &issueModel{costs: costs}
 	first, last, between := spec.ModelOps(m, l)
 	for s := 0; s < l.PP; s++ {
@@ -147,7 +148,7 @@ func (st *stageIssue) addOp(name string, ms float64, only string) {
 // which epilogueGPUMs is the LM head's.
 func (im *issueModel) forward(s int, mode string, hasPrefill, hasDecode bool, deviceMs, epilogueGPUMs float64) (cpuMs, endMs float64) {
 	st := &im.stages[s]
-	if mode == ExecCUDAGraph {
+	if mode == runresult.ExecCUDAGraph {
 		// One replay of the whole forward: one launch, then the GPU; the
 		// activations' receive and send stay eager.
 		c := im.costs.GraphLaunchUs/1e3 + st.recv + st.send
@@ -155,7 +156,7 @@ func (im *issueModel) forward(s int, mode string, hasPrefill, hasDecode bool, de
 	}
 	var layerCPU, pro, epi, first float64
 	switch mode {
-	case ExecPiecewise:
+	case runresult.ExecPiecewise:
 		// Every layer is one captured piece plus its eager attention; one
 		// more piece closes the stage (final norm, LM head).
 		piece := im.costs.PieceLaunchUs / 1e3

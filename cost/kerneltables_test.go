@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/kerneldb"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -123,7 +124,7 @@ func TestKernelTablesAddQKNorms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: testLimits, Predictors: kt, MoE: MoEConfig{Routing: RoutingEven}})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: testLimits, Predictors: kt, MoE: runresult.MoEConfig{Routing: runresult.RoutingEven}})
 	if err != nil {
 		t.Fatal(err)
 	}

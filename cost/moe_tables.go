@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -52,7 +53,7 @@ type routeTable struct {
 
 // routingModel draws and prices MoE routing for one cost model.
 type routingModel struct {
-	cfg                      MoEConfig
+	cfg                      runresult.MoEConfig
 	experts, topK, ep, local int
 	routers                  []*expertRouter
 	layerRouter              map[int]int
@@ -76,19 +77,19 @@ func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingMod
 		layerRouter: map[int]int{}, counts: make([]int32, m.NumExperts),
 		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15}
 	switch c.MoE.Routing {
-	case RoutingUniform:
+	case runresult.RoutingUniform:
 		r, err := newRouter(m.NumExperts, m.TopK, nil, false)
 		if err != nil {
 			return nil, err
 		}
 		rm.routers = append(rm.routers, r)
-	case RoutingSkewed:
+	case runresult.RoutingSkewed:
 		r, err := newRouter(m.NumExperts, m.TopK, zipfWeights(m.NumExperts, c.MoE.Skew), true)
 		if err != nil {
 			return nil, err
 		}
 		rm.routers = append(rm.routers, r)
-	case RoutingReplay:
+	case runresult.RoutingReplay:
 		if c.Histogram == nil {
 			return nil, fmt.Errorf("simulate: replay routing without an expert histogram")
 		}
@@ -376,7 +377,7 @@ func (cm *OpCostModel) LayerRoutedCost(counts []int) (moeMs, epMs float64, err e
 
 func (cm *OpCostModel) routingName() string {
 	if cm.routing == nil {
-		return RoutingEven
+		return runresult.RoutingEven
 	}
 	return cm.routing.cfg.Routing
 }

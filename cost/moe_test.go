@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -40,15 +41,15 @@ func (s predSet) Keys() []spec.OpKey {
 
 // qwenEP8 is qwen3-30b-a3b (128 experts, top-8) at TP8/EP8: 16 experts a
 // rank, eager (no CUDA graph padding).
-func qwenEP8(t *testing.T, moe MoEConfig, preds PredictorSet) *OpCostModel {
+func qwenEP8(t *testing.T, moe runresult.MoEConfig, preds PredictorSet) *OpCostModel {
 	return qwenLayout(t, spec.Layout{TP: 8, EP: 8}, moe, preds)
 }
 
 // qwenLayout is qwen3-30b-a3b on layout l, eager.
-func qwenLayout(t *testing.T, l spec.Layout, moe MoEConfig, preds PredictorSet) *OpCostModel {
+func qwenLayout(t *testing.T, l spec.Layout, moe runresult.MoEConfig, preds PredictorSet) *OpCostModel {
 	t.Helper()
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: moe, Predictors: preds, ExecutionMode: ExecEager})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: moe, Predictors: preds, ExecutionMode: runresult.ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 	}
 	tokens := 12 + 40 + 48 + 5 // every copy of the draw
 	gathered := func(op string) float64 {
-		x := spec.EPExchange{Backend: All2AllAllgatherRS, GroupTokens: tokens / 8, Hidden: 2048, Experts: 128}
+		x := spec.EPExchange{Backend: spec.All2AllAllgatherRS, GroupTokens: tokens / 8, Hidden: 2048, Experts: 128}
 		if op == spec.OpEPCombine {
 			return x.CombineBytes() * 1e-9
 		}
@@ -110,11 +111,11 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 		layout  spec.Layout
 		wantEP  float64
 	}{
-		{All2AllPPLX, spec.Layout{TP: 8, EP: 8}, 0}, // DP=1: no exchange
-		{All2AllAllgatherRS, dp8, gathered(spec.OpEPDispatch) + gathered(spec.OpEPCombine)},
-		{All2AllPPLX, dp8, 2 * 48 * 2048 * 2 * 1e-9},
+		{spec.All2AllPPLX, spec.Layout{TP: 8, EP: 8}, 0}, // DP=1: no exchange
+		{spec.All2AllAllgatherRS, dp8, gathered(spec.OpEPDispatch) + gathered(spec.OpEPCombine)},
+		{spec.All2AllPPLX, dp8, 2 * 48 * 2048 * 2 * 1e-9},
 	} {
-		cm := qwenLayout(t, tc.layout, MoEConfig{All2AllBackend: tc.backend}, set)
+		cm := qwenLayout(t, tc.layout, runresult.MoEConfig{All2AllBackend: tc.backend}, set)
 		moe, ep, err := cm.LayerRoutedCost(counts)
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +129,7 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 	for e := 0; e < 12; e++ {
 		counts[e] = 1
 	}
-	if moe, _, _ := qwenEP8(t, MoEConfig{}, set).LayerRoutedCost(counts); math.Abs(moe-0.63) > 1e-12 {
+	if moe, _, _ := qwenEP8(t, runresult.MoEConfig{}, set).LayerRoutedCost(counts); math.Abs(moe-0.63) > 1e-12 {
 		t.Errorf("grouped GEMM %g ms, want rank 2's 0.63", moe)
 	}
 }
@@ -143,7 +144,7 @@ func TestSlowestEPRankSetsLayerTime(t *testing.T) {
 // reverses.
 func TestSkewRaisesSlowestRank(t *testing.T) {
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
-	moeMs := func(seqs int, l spec.Layout, moe MoEConfig) float64 {
+	moeMs := func(seqs int, l spec.Layout, moe runresult.MoEConfig) float64 {
 		b := decodeShape(make([]int, seqs)...)
 		for i := range b.DecodeContexts {
 			b.DecodeContexts[i] = 1000
@@ -161,7 +162,7 @@ func TestSkewRaisesSlowestRank(t *testing.T) {
 		}
 		return sum / steps
 	}
-	routings := []MoEConfig{{Routing: RoutingEven}, {Routing: RoutingUniform}, {Routing: RoutingSkewed}, {Routing: RoutingSkewed, Skew: 2}}
+	routings := []runresult.MoEConfig{{Routing: runresult.RoutingEven}, {Routing: runresult.RoutingUniform}, {Routing: runresult.RoutingSkewed}, {Routing: runresult.RoutingSkewed, Skew: 2}}
 	for _, tc := range []struct {
 		seqs       int
 		layout     spec.Layout
@@ -291,7 +292,7 @@ func TestReplayHistogram(t *testing.T) {
 	}
 	l := spec.Layout{TP: 8, EP: 8}
 	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits,
-		MoE: MoEConfig{Routing: RoutingReplay, Histogram: path}, Histogram: h, ExecutionMode: ExecEager})
+		MoE: runresult.MoEConfig{Routing: runresult.RoutingReplay, Histogram: path}, Histogram: h, ExecutionMode: runresult.ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestReplayHistogram(t *testing.T) {
 	b10 := decodeShape(1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
 	var c, ce StepCost
 	cm.StageCost(&b10, 0, &c)
-	qwenEP8(t, MoEConfig{Routing: RoutingEven}, nil).StageCost(&b10, 0, &ce)
+	qwenEP8(t, runresult.MoEConfig{Routing: runresult.RoutingEven}, nil).StageCost(&b10, 0, &ce)
 	// Ratios are stored as float32: agreement to 1e-6.
 	if got, want := c.Ms[CompMoE]-ce.Ms[CompMoE], 48*(want-evenLayer); math.Abs(got-want) > 1e-6*want || !(want > 0) {
 		t.Errorf("replayed step's grouped GEMMs exceed the even load by %g ms, want 48 x (rank 0 with all 80 copies - even) = %g ms", got, want)
@@ -356,7 +357,7 @@ func TestGatingContextAndRoutingPath(t *testing.T) {
 		}
 		set[k] = p
 	}
-	cm := qwenEP8(t, MoEConfig{}, set)
+	cm := qwenEP8(t, runresult.MoEConfig{}, set)
 	var c StepCost
 	b := decodeShape(100, 200)
 	cm.StageCost(&b, 0, &c)
@@ -389,7 +390,7 @@ func TestGatingContextAndRoutingPath(t *testing.T) {
 		}
 		set[k] = p
 	}
-	r = qwenEP8(t, MoEConfig{}, set).Report()
+	r = qwenEP8(t, runresult.MoEConfig{}, set).Report()
 	for _, g := range r.GatingContexts {
 		if !strings.Contains(g.Source, "ctx=prefill_hot") || !strings.Contains(g.Source, routingStandardPath) {
 			t.Errorf("gating %+v: want the prefill_hot standard_fused_topk predictor", g)
@@ -433,7 +434,7 @@ func TestDefaultSkewAnchor(t *testing.T) {
 		}
 		return spec.Percentile(ratios, 50)
 	}
-	for _, c := range []struct{ s, want float64 }{{0.10, 1.069}, {defaultRoutingSkew, 1.15}} {
+	for _, c := range []struct{ s, want float64 }{{0.10, 1.069}, {runresult.DefaultRoutingSkew, 1.15}} {
 		if got := medianMaxMean(c.s); math.Abs(got-c.want) > 0.02 {
 			t.Errorf("Zipf %.2f: median max/mean rank load %.3f, want %.3f", c.s, got, c.want)
 		}

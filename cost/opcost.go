@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -15,7 +16,7 @@ type OpCostConfig struct {
 	Device *spec.Device
 	// Limits size the per-step caches (token budget, max sequences).
 	Limits      spec.EngineLimits
-	Calibration Calibration
+	Calibration runresult.Calibration
 	// Predictors is the model bundle; nil prices every op with the
 	// built-in roofline device model.
 	Predictors PredictorSet
@@ -31,7 +32,7 @@ type OpCostConfig struct {
 	// MaxCaptureSize is the largest CUDA graph batch (0: 512).
 	MaxCaptureSize int
 	// MoE routes MoE layers (zero value: uniform routing, naive backend).
-	MoE MoEConfig
+	MoE runresult.MoEConfig
 	// Histogram is the expert histogram of replay routing.
 	Histogram *ExpertHistogram
 }
@@ -67,14 +68,14 @@ type OpCostModel struct {
 	stages      []stageModel
 	predictors  bool
 	label       string
-	profiles    Profiles
+	profiles    runresult.Profiles
 	allToAll    bool
 	// exchange describes the EP dispatch and combine of a data-parallel
 	// layout (its token counts are set per step).
 	exchange spec.EPExchange
 	routing  *routingModel
 	host     *hostModel
-	gating   []GatingChoice
+	gating   []runresult.GatingChoice
 	matched  map[string]string
 	x        [2]float64
 	scratch  memoEntry
@@ -127,7 +128,7 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
 	c.MoE.Resolve()
 	cm := &OpCostModel{model: m, layout: l, roof: roofline.Roofline{Device: roofline.NewDevice(c.Device)}, measurement: spec.KernelOnly,
-		predictors: c.Predictors != nil, allToAll: c.MoE.allToAll(), matched: map[string]string{},
+		predictors: c.Predictors != nil, allToAll: spec.RoutesCopies(c.MoE.All2AllBackend), matched: map[string]string{},
 		exchange: spec.EPExchange{Backend: c.MoE.All2AllBackend, DP: l.DP, Ranks: l.TP * l.DP, Hidden: m.HiddenSize, Experts: m.NumExperts}}
 	if c.Predictors != nil {
 		cm.measurement = bundleMeasurement(c.Predictors)
@@ -143,21 +144,21 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	}
 	// vLLM compiles the model (Inductor) unless it runs eager; the
 	// roofline prices the ops no predictor covers as compiled code then.
-	cm.roof.Compiled = cm.exec != ExecEager
+	cm.roof.Compiled = cm.exec != runresult.ExecEager
 	cm.capture = captureSizes{max: c.MaxCaptureSize}
 	if cm.capture.max == 0 {
 		cm.capture.max = min(defaultMaxCaptureSize, c.Limits.MaxNumBatchedTokens)
 	}
 	cm.capture.max = min(cm.capture.max, c.Limits.MaxNumBatchedTokens)
 	for comp := range cm.scale {
-		cm.scale[comp] = c.Calibration.scale(componentFamily(Component(comp)))
+		cm.scale[comp] = c.Calibration.Scale(componentFamily(Component(comp)))
 	}
 	if cm.host, err = newHostModel(&c, l); err != nil {
 		return nil, err
 	}
 	costs, note := issueCosts(&c, l)
 	cm.issue, cm.issueNote = newIssueModel(m, l, costs), note
-	drawn := m.IsMoE() && c.MoE.Routing != RoutingEven
+	drawn := m.IsMoE() && c.MoE.Routing != runresult.RoutingEven
 	// Data-parallel ranks route the tokens of every rank together: the
 	// grouped GEMM and the exchange are priced per lockstep step at the
 	// group's token count, up to DP x the token budget.
@@ -407,29 +408,29 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 	*c = StepCost{}
 	st.steps++
 	seqs := b.Seqs
-	mode := ExecEager
+	mode := runresult.ExecEager
 	switch cm.exec {
-	case ExecCUDAGraph:
+	case runresult.ExecCUDAGraph:
 		if graphable {
 			// A decode batch is its sequences; a lockstep rank runs the
 			// padded count (tokens >= seqs).
 			if p := cm.capture.pad(max(seqs, tokens)); p > 0 {
-				mode, tokens, seqs = ExecCUDAGraph, p, p
+				mode, tokens, seqs = runresult.ExecCUDAGraph, p, p
 			}
 		}
-	case ExecPiecewise:
+	case runresult.ExecPiecewise:
 		if p := cm.capture.pad(tokens); p > 0 {
-			mode, tokens = ExecPiecewise, p
+			mode, tokens = runresult.ExecPiecewise, p
 		}
-	case ExecFullAndPiecewise:
+	case runresult.ExecFullAndPiecewise:
 		if graphable {
 			if p := cm.capture.pad(max(seqs, tokens)); p > 0 {
-				mode, tokens, seqs = ExecCUDAGraph, p, p
+				mode, tokens, seqs = runresult.ExecCUDAGraph, p, p
 				break
 			}
 		}
 		if p := cm.capture.pad(tokens); p > 0 {
-			mode, tokens = ExecPiecewise, p
+			mode, tokens = runresult.ExecPiecewise, p
 		}
 	}
 	e := cm.memo(&st.tokens, st.byTokens, tokens)
@@ -480,7 +481,7 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 	// and CUDA_EVENT times and the roofline (what each already holds is
 	// spelled out on issueModel).
 	c.Ms[CompLaunch], c.ForwardMs = cm.issue.forward(stage, mode, len(b.PrefillChunks) > 0, len(b.DecodeContexts) > 0, c.DeviceMs(), lmHeadMs)
-	c.Graph = mode != ExecEager
+	c.Graph = mode != runresult.ExecEager
 	c.Ms[CompHostBefore], c.Ms[CompHostAfter], c.CoreBeforeMs, c.CoreAfterMs = cm.host.stage(stage, len(cm.stages), b)
 }
 

@@ -1,6 +1,10 @@
 package cost
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"github.com/ftk-dev/ftk/spec"
+
+	"github.com/ftk-dev/ftk/runresult"
+)
 
 // LockstepCost implements LockstepCostModel for a data-parallel MoE layout
 // (one pipeline stage). Every rank runs its batch padded to the largest
@@ -32,7 +36,7 @@ func (cm *OpCostModel) LockstepCost(b []*BatchShape, c []StepCost) {
 // lockstepTokens is the tokens a rank with tokens of its own runs in a
 // lockstep step whose largest rank has pad.
 func (cm *OpCostModel) lockstepTokens(tokens, pad int) int {
-	if cm.exec != ExecEager {
+	if cm.exec != runresult.ExecEager {
 		return pad
 	}
 	return max(tokens, 1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -183,15 +184,15 @@ func TestCUDAEventBundleOverlapsIssue(t *testing.T) {
 func TestCalibration(t *testing.T) {
 	m, d := lookup(t, "llama-3.1-8b", "h100")
 	l := spec.Layout{TP: 2}.Normalize()
-	base, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, ExecutionMode: ExecEager})
+	base, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, ExecutionMode: runresult.ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal := Calibration{HostMsPerStep: 1.5, HostSpeed: 4, FamilyScale: map[string]float64{"attention": 2, "collective": 0.5}}
+	cal := runresult.Calibration{HostMsPerStep: 1.5, HostSpeed: 4, FamilyScale: map[string]float64{"attention": 2, "collective": 0.5}}
 	if err := cal.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, Calibration: cal, ExecutionMode: ExecEager})
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, Calibration: cal, ExecutionMode: runresult.ExecEager})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestCalibration(t *testing.T) {
 	if !(c1.Ms[CompLaunch] > c1.DeviceMs()) {
 		t.Errorf("issue %g ms, device %g ms: expected host-bound", c1.Ms[CompLaunch], c1.DeviceMs())
 	}
-	for _, bad := range []Calibration{{HostMsPerStep: -1}, {HostSpeed: -1}, {IssueScale: map[string]float64{"cuda": 2}}, {IssueScale: map[string]float64{"triton": 0}},
+	for _, bad := range []runresult.Calibration{{HostMsPerStep: -1}, {HostSpeed: -1}, {IssueScale: map[string]float64{"cuda": 2}}, {IssueScale: map[string]float64{"triton": 0}},
 		{FamilyScale: map[string]float64{"gemm": 1}}, {FamilyScale: map[string]float64{"moe": 0}}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("calibration %+v accepted", bad)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -25,7 +26,7 @@ func TestPipelineActivationsIssuedOutsideGraphs(t *testing.T) {
 	}
 	b := decodeShape(1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000)
 	launch := func(mode string, stage int) float64 {
-		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: MoEConfig{Routing: RoutingEven}, ExecutionMode: mode})
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: l, Device: d, Limits: testLimits, MoE: runresult.MoEConfig{Routing: runresult.RoutingEven}, ExecutionMode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,20 +39,20 @@ func TestPipelineActivationsIssuedOutsideGraphs(t *testing.T) {
 		stage int
 		want  float64
 	}{{0, graph + send}, {1, graph + recv + send}, {3, graph + recv}} {
-		if got := launch(ExecCUDAGraph, tc.stage); !near(got, tc.want) {
+		if got := launch(runresult.ExecCUDAGraph, tc.stage); !near(got, tc.want) {
 			t.Errorf("CUDA graph, stage %d: issue %.4f ms, want the replay %.4f ms plus the activations' receive/send = %.4f ms", tc.stage, got, graph, tc.want)
 		}
 	}
 	// Eager: stage 1 runs stage 0's layers with a receive for the embedding.
 	emb := costs.OpUs(roofline.IssueOf(m, l, &spec.Op{Name: spec.OpEmb})) / 1e3
-	if got, want := launch(ExecEager, 1)-launch(ExecEager, 0), recv-emb; !near(got, want) {
+	if got, want := launch(runresult.ExecEager, 1)-launch(runresult.ExecEager, 0), recv-emb; !near(got, want) {
 		t.Errorf("eager: stage 1 issues %.4f ms more than stage 0, want the receive less the embedding = %.4f ms", got, want)
 	}
 	// Piecewise: the receive before the first piece, the send after the last.
-	if got, want := launch(ExecPiecewise, 1)-launch(ExecPiecewise, 2), 0.0; !near(got, want) {
+	if got, want := launch(runresult.ExecPiecewise, 1)-launch(runresult.ExecPiecewise, 2), 0.0; !near(got, want) {
 		t.Errorf("piecewise: stages 1 and 2 differ by %.4f ms, want equal", got)
 	}
-	if got := launch(ExecPiecewise, 3) - launch(ExecPiecewise, 2); got >= 0 {
+	if got := launch(runresult.ExecPiecewise, 3) - launch(runresult.ExecPiecewise, 2); got >= 0 {
 		t.Errorf("piecewise: the last stage (LM head piece, no send) issues %.4f ms more than a middle one, want less", got)
 	}
 }

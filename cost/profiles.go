@@ -1,29 +1,10 @@
 package cost
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"github.com/ftk-dev/ftk/spec"
 
-// Profiles is where a cost model's op times come from: the profiling
-// backends (spec.Profile*) and device of the profiles a bundle was fitted
-// on, or spec.ProfileRoofline without a bundle. Label says it in words, as
-// simulate's summary prints it.
-type Profiles struct {
-	Backends []string `json:"profiling_backends"`
-	Device   string   `json:"device"`
-	Label    string   `json:"label"`
-	// KernelSources are the kernels behind the bundle's rows (bundle
-	// Meta.KernelSources) and KernelsLabel says what they are
-	// (spec.KernelSourcesLabel): "plain PyTorch, not vLLM's kernels (...)".
-	// Both empty without a bundle.
-	KernelSources []string `json:"kernel_sources,omitempty"`
-	KernelsLabel  string   `json:"kernels_label,omitempty"`
-	// MeasuredAt and BlockSizes are the engine limits and KV-cache block
-	// sizes the bundle's profiles were measured at (as recorded); Limits
-	// says, naming both values, where the simulation's own differ
-	// (spec.EngineLimits.Beyond).
-	MeasuredAt *spec.EngineLimits `json:"engine_limits,omitempty"`
-	BlockSizes []int              `json:"block_sizes,omitempty"`
-	Limits     []string           `json:"limit_notes,omitempty"`
-}
+	"github.com/ftk-dev/ftk/runresult"
+)
 
 // kernelSourced is a PredictorSet that knows the kernels its rows timed
 // (a fit bundle).
@@ -51,13 +32,13 @@ type measured interface {
 
 // profilesOf describes the profiles behind a predictor set and compares
 // the limits of the simulation with theirs.
-func profilesOf(ps PredictorSet, lim spec.EngineLimits) Profiles {
+func profilesOf(ps PredictorSet, lim spec.EngineLimits) runresult.Profiles {
 	p, ok := ps.(provenanced)
 	if !ok {
-		return Profiles{Label: "predictors given by the caller (profiling backend unknown)"}
+		return runresult.Profiles{Label: "predictors given by the caller (profiling backend unknown)"}
 	}
 	device, backends := p.Provenance()
-	out := Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
+	out := runresult.Profiles{Backends: backends, Device: device, Label: "bundle fitted on " + spec.ProfilesLabel(backends, device)}
 	if l, ok := ps.(labelled); ok {
 		out.Label = l.Label()
 	}
@@ -73,7 +54,7 @@ func profilesOf(ps PredictorSet, lim spec.EngineLimits) Profiles {
 }
 
 // rooflineProfiles describes a run without a bundle.
-func rooflineProfiles(device string) Profiles {
-	return Profiles{Backends: []string{spec.ProfileRoofline}, Device: device,
+func rooflineProfiles(device string) runresult.Profiles {
+	return runresult.Profiles{Backends: []string{spec.ProfileRoofline}, Device: device,
 		Label: "none: the built-in roofline device model of " + device + " (not measured)"}
 }

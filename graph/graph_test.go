@@ -137,7 +137,7 @@ const costModel = module + "roofline"
 // on spec alone.
 func TestCostModelNotLinked(t *testing.T) {
 	r := root(t)
-	for _, pkg := range []string{"spec", "profilecsv", "ingest", "fit", "dataset", "bundle"} {
+	for _, pkg := range []string{"spec", "profilecsv", "ingest", "fit", "dataset", "bundle", "runresult"} {
 		d := listDeps(t, r, pkg)
 		if !d[module+pkg] {
 			t.Fatalf("go list -deps ./%s does not list the package itself: %v", pkg, d)

@@ -35,11 +35,11 @@ type collectMeta struct {
 	device, model, backend, sweep string
 	// status is collect's: "complete", or "incomplete" when the sweep was
 	// interrupted or shapes failed (failed of them).
-	status string
-	failed int
-	measurements                  []string
-	shardI, shardN                int
-	limits                        *spec.EngineLimits // engine_limits, nil when absent
+	status         string
+	failed         int
+	measurements   []string
+	shardI, shardN int
+	limits         *spec.EngineLimits // engine_limits, nil when absent
 }
 
 // dirMeta is what the YAML files of one folder say.

@@ -58,41 +58,21 @@ import "github.com/ftk-dev/ftk/spec"
 // installed version instead.
 const VLLMSource = "vLLM V1 0.10-0.11 series (qwen3_moe.py@002456df, fused_moe.py@000d1458, deepseek_scaling_rope.py@00d678e1)"
 
-// OpIssue is what the host issues for one op, once.
-type OpIssue struct {
-	// Modules counts Python module frames (nn.Module.__call__, CustomOp
-	// dispatch, the decoder layer's own forward on its first op).
-	Modules int
-	// Calls counts dispatcher calls that launch no kernel.
-	Calls int
-	// Kernels counts launches by kind.
-	Kernels [spec.NumKernelKinds]int
-}
-
-// KernelCount is the number of GPU kernels.
-func (o OpIssue) KernelCount() int {
-	n := 0
-	for _, k := range o.Kernels {
-		n += k
-	}
-	return n
-}
-
-// add returns o plus n kernels of kind k.
-func (o OpIssue) with(k spec.KernelKind, n int) OpIssue {
+// with returns o plus n kernels of kind k.
+func with(o spec.OpIssue, k spec.KernelKind, n int) spec.OpIssue {
 	o.Kernels[k] += n
 	return o
 }
 
-func issue(modules, calls int, kinds ...int) OpIssue {
-	o := OpIssue{Modules: modules, Calls: calls}
+func issue(modules, calls int, kinds ...int) spec.OpIssue {
+	o := spec.OpIssue{Modules: modules, Calls: calls}
 	copy(o.Kernels[:], kinds)
 	return o
 }
 
 // IssueOf returns what vLLM issues for op o of model m under layout l (see
 // the inventory above).
-func IssueOf(m *spec.Model, l spec.Layout, o *spec.Op) OpIssue {
+func IssueOf(m *spec.Model, l spec.Layout, o *spec.Op) spec.OpIssue {
 	l = l.Normalize()
 	//            modules calls  aten custom triton attn coll
 	switch o.Name {
@@ -128,12 +108,12 @@ func IssueOf(m *spec.Model, l spec.Layout, o *spec.Op) OpIssue {
 		if m.IsMLA() {
 			return issue(1, 3, 2) // kv_b_proj GEMM, split, cat
 		}
-		return OpIssue{}
+		return spec.OpIssue{}
 	case spec.OpAttnDecode:
 		if m.IsMLA() {
 			return issue(0, 2, 3) // bmm W_UK_T, cat, bmm W_UV
 		}
-		return OpIssue{}
+		return spec.OpIssue{}
 	case spec.OpAttnOutputReshape:
 		return issue(0, 1)
 	case spec.OpAttnPostProj, spec.OpMLPDownProj, spec.OpSharedDownProj:
@@ -158,13 +138,13 @@ func IssueOf(m *spec.Model, l spec.Layout, o *spec.Op) OpIssue {
 	case spec.OpMoEShuffling:
 		is := issue(0, 3, 0, 1) // moe_align_block_size and its buffers
 		if l.EP > 1 {
-			is = is.with(spec.KernelATen, 1) // expert_map[topk_ids]
+			is = with(is, spec.KernelATen, 1) // expert_map[topk_ids]
 		}
 		return is
 	case spec.OpMoEGroupedGEMM:
 		is := issue(0, 4, 0, 2, 2) // silu_and_mul, moe_sum; two fused_moe_kernel
 		if m.SharedExperts > 0 {
-			is = is.with(spec.KernelATen, 2) // routed scaling + shared add
+			is = with(is, spec.KernelATen, 2) // routed scaling + shared add
 		}
 		return is
 	case spec.OpEmb:
@@ -175,7 +155,7 @@ func IssueOf(m *spec.Model, l spec.Layout, o *spec.Op) OpIssue {
 	case spec.OpLMHead:
 		is := issue(2, 1, 1, 1) // final norm, logits linear, slice
 		if l.TP > 1 {
-			is = is.with(spec.KernelCollective, 1)
+			is = with(is, spec.KernelCollective, 1)
 		}
 		return is
 	}
@@ -207,8 +187,8 @@ func numExpertGroups(m *spec.Model) int {
 const ppTensors = 2
 
 // ppSendIssue is what the sending stage issues for the activations.
-func ppSendIssue(l spec.Layout) OpIssue {
-	is := issue(0, 1).with(spec.KernelCollective, ppTensors)
+func ppSendIssue(l spec.Layout) spec.OpIssue {
+	is := with(issue(0, 1), spec.KernelCollective, ppTensors)
 	if l.TP > 1 {
 		is.Calls += ppTensors // the slice views
 	}
@@ -217,12 +197,12 @@ func ppSendIssue(l spec.Layout) OpIssue {
 
 // PPRecvIssue is what a stage after the first issues to receive the
 // activations, before its own layers (see ppSendIssue).
-func PPRecvIssue(l spec.Layout) OpIssue {
+func PPRecvIssue(l spec.Layout) spec.OpIssue {
 	l = l.Normalize()
-	is := issue(0, 1+ppTensors).with(spec.KernelCollective, ppTensors)
+	is := with(issue(0, 1+ppTensors), spec.KernelCollective, ppTensors)
 	if l.TP > 1 {
 		is.Calls += ppTensors // reshape of the gathered tensor
-		is = is.with(spec.KernelCollective, ppTensors)
+		is = with(is, spec.KernelCollective, ppTensors)
 	}
 	return is
 }

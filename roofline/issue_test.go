@@ -8,8 +8,8 @@ import (
 )
 
 // layerIssue sums IssueOf over layer i's ops.
-func layerIssue(m *spec.Model, l spec.Layout, i int) OpIssue {
-	var t OpIssue
+func layerIssue(m *spec.Model, l spec.Layout, i int) spec.OpIssue {
+	var t spec.OpIssue
 	for _, o := range spec.LayerOps(m, l, i) {
 		is := IssueOf(m, l, &o)
 		t.Modules += is.Modules
@@ -93,7 +93,7 @@ func TestIssueCosts(t *testing.T) {
 	h100, _ := spec.LookupDevice("h100")
 	a100, _ := spec.LookupDevice("a100")
 	ch, ca := DefaultIssueCosts(h100), DefaultIssueCosts(a100)
-	is := OpIssue{Modules: 2, Calls: 1, Kernels: [spec.NumKernelKinds]int{spec.KernelTriton: 2}}
+	is := spec.OpIssue{Modules: 2, Calls: 1, Kernels: [spec.NumKernelKinds]int{spec.KernelTriton: 2}}
 	want := (2*defaultIssueCosts.ModuleUs + defaultIssueCosts.CallUs + 2*defaultIssueCosts.KernelUs[spec.KernelTriton]) * IssueScale
 	if got := ch.OpUs(is); math.Abs(got-want) > 1e-9 {
 		t.Errorf("h100 op cost %g us, want %g", got, want)

@@ -2,28 +2,9 @@ package roofline
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
 )
-
-// IssueCosts are the host CPU costs of issuing a forward pass, in
-// microseconds, on one host. An op costs
-//
-//	Modules x ModuleUs + Calls x CallUs + sum over kinds of Kernels[k] x KernelUs[k]
-//
-// (OpIssue, IssueOf). A CUDA graph replay costs GraphLaunchUs in full
-// graph mode; piecewise mode pays PieceLaunchUs per captured piece plus
-// the eager attention ops between pieces.
-type IssueCosts struct {
-	ModuleUs      float64
-	CallUs        float64
-	KernelUs      [spec.NumKernelKinds]float64
-	GraphLaunchUs float64
-	PieceLaunchUs float64
-	// Source says where the figures come from (printed in summaries).
-	Source string
-}
 
 // The default issue costs, for a reference host (the current server CPUs
 // of an H100/H200 system, HostCPUFactor 1.0), before IssueScale:
@@ -59,7 +40,7 @@ type IssueCosts struct {
 // eager vs 10.03 ms with graphs). Micro-benchmarks time a bare call; in a
 // serving process the same calls run with cold caches between much other
 // Python, which is what the scale absorbs.
-var defaultIssueCosts = IssueCosts{
+var defaultIssueCosts = spec.IssueCosts{
 	ModuleUs:      3,
 	CallUs:        2.5,
 	KernelUs:      [spec.NumKernelKinds]float64{spec.KernelATen: 6, spec.KernelCustom: 7, spec.KernelTriton: 14, spec.KernelAttention: 20, spec.KernelCollective: 12},
@@ -87,44 +68,13 @@ const IssueScale = 2.5
 
 // DefaultIssueCosts returns the default issue costs for device d's host
 // class (HostCPUFactor), with IssueScale applied.
-func DefaultIssueCosts(d *spec.Device) IssueCosts {
+func DefaultIssueCosts(d *spec.Device) spec.IssueCosts {
 	c := defaultIssueCosts
 	f := IssueScale * HostCPUFactor(d)
 	c.Scale(f)
 	c.Source = fmt.Sprintf("default issue costs (%s host class, factor %.2f = fitted scale %.2f x CPU factor %.1f; sources in roofline/issuecost.go)",
 		d.Name, f, IssueScale, HostCPUFactor(d))
 	return c
-}
-
-// Scale multiplies every cost by f.
-func (c *IssueCosts) Scale(f float64) {
-	c.ModuleUs *= f
-	c.CallUs *= f
-	for k := range c.KernelUs {
-		c.KernelUs[k] *= f
-	}
-	c.GraphLaunchUs *= f
-	c.PieceLaunchUs *= f
-}
-
-// OpUs is the host time to issue op i once, microseconds.
-func (c *IssueCosts) OpUs(i OpIssue) float64 {
-	us := float64(i.Modules)*c.ModuleUs + float64(i.Calls)*c.CallUs
-	for k, n := range i.Kernels {
-		us += float64(n) * c.KernelUs[k]
-	}
-	return us
-}
-
-// Describe renders the per-kind figures for people.
-func (c *IssueCosts) Describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "module %.1f us, call %.1f us", c.ModuleUs, c.CallUs)
-	for k, us := range c.KernelUs {
-		fmt.Fprintf(&b, ", %s %.1f us", spec.KernelKind(k), us)
-	}
-	fmt.Fprintf(&b, ", graph launch %.1f us, piece launch %.1f us", c.GraphLaunchUs, c.PieceLaunchUs)
-	return b.String()
 }
 
 // IssueOpMs is the default issue cost of host issue operator op

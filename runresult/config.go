@@ -3,15 +3,13 @@ package runresult
 import (
 	"errors"
 	"fmt"
+	"github.com/ftk-dev/ftk/spec"
+	"go.yaml.in/yaml/v3"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/ftk-dev/ftk/cost"
-	"github.com/ftk-dev/ftk/spec"
-	"go.yaml.in/yaml/v3"
 )
 
 // Config records every setting of a simulation, so that a run can be
@@ -35,9 +33,9 @@ type Config struct {
 	// profile's cpu_schedule, cpu_prepare_inputs, cpu_sampler,
 	// cpu_process_outputs); empty means host time from Bundle's HOST_WALL
 	// predictors if it has any, else spec's default host model.
-	HostBundle  string           `json:"host_bundle,omitempty" yaml:"host_bundle,omitempty"`
-	Calibration cost.Calibration `json:"calibration" yaml:"calibration"`
-	MoE         cost.MoEConfig   `json:"moe" yaml:"moe"`
+	HostBundle  string      `json:"host_bundle,omitempty" yaml:"host_bundle,omitempty"`
+	Calibration Calibration `json:"calibration" yaml:"calibration"`
+	MoE         MoEConfig   `json:"moe" yaml:"moe"`
 	// Mode is ModeColocated (one engine type serves whole requests) or
 	// ModeDisaggregated (prefill and decode instances, see Disaggregation).
 	Mode           string               `json:"mode" yaml:"mode"`
@@ -152,7 +150,7 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
-	if err := cost.DecodeYAML(data, &cfg); err != nil {
+	if err := DecodeYAML(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
@@ -238,9 +236,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch e.ExecutionMode {
-	case "", cost.ExecEager, cost.ExecCUDAGraph, cost.ExecPiecewise, cost.ExecFullAndPiecewise:
+	case "", ExecEager, ExecCUDAGraph, ExecPiecewise, ExecFullAndPiecewise:
 	default:
-		return bad("unknown execution_mode %q: use %s", e.ExecutionMode, strings.Join(cost.ExecutionModes, ", "))
+		return bad("unknown execution_mode %q: use %s", e.ExecutionMode, strings.Join(ExecutionModes, ", "))
 	}
 	if _, err := spec.KVCacheBytes(e.KVCacheDtype); err != nil {
 		return bad("%v", err)

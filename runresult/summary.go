@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/ftk-dev/ftk/atomicfile"
-	"github.com/ftk-dev/ftk/cost"
 )
 
 // SummarySchemaVersion is the version of summary.json's layout.
@@ -21,16 +20,16 @@ type Summary struct {
 	Config        Config `json:"config"`
 	// Workload names what the run served: the trace or generated
 	// workload, the arrival process and the request count.
-	Workload  WorkloadReport       `json:"workload"`
-	CostModel cost.CostModelReport `json:"cost_model"`
-	Memory    MemoryReport         `json:"memory"`
-	Metrics   Metrics              `json:"metrics"`
-	Replicas  []ReplicaReport      `json:"replicas"`
+	Workload  WorkloadReport  `json:"workload"`
+	CostModel CostModelReport `json:"cost_model"`
+	Memory    MemoryReport    `json:"memory"`
+	Metrics   Metrics         `json:"metrics"`
+	Replicas  []ReplicaReport `json:"replicas"`
 	// DecodeCostModel and DecodeMemory are the decode instances' in a
 	// disaggregated run (CostModel and Memory are then the prefill
 	// instances').
-	DecodeCostModel *cost.CostModelReport `json:"decode_cost_model,omitempty"`
-	DecodeMemory    *MemoryReport         `json:"decode_memory,omitempty"`
+	DecodeCostModel *CostModelReport `json:"decode_cost_model,omitempty"`
+	DecodeMemory    *MemoryReport    `json:"decode_memory,omitempty"`
 	// Breakdown is where step time goes, per engine role.
 	Breakdown []Breakdown `json:"breakdown"`
 }
@@ -171,7 +170,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 }
 
 // writeCostModel prints how steps are priced.
-func writeCostModel(tw io.Writer, prefix string, cm *cost.CostModelReport) {
+func writeCostModel(tw io.Writer, prefix string, cm *CostModelReport) {
 	fmt.Fprintf(tw, "%scost model\t%s\n", prefix, cm.Label)
 	fmt.Fprintf(tw, "%sprofiles\t%s\n", prefix, cm.Profiles.Label)
 	if l := cm.Profiles.KernelsLabel; l != "" {
@@ -236,11 +235,11 @@ func (s *Summary) WriteBreakdown(w io.Writer) error {
 	}
 	for _, ot := range []struct {
 		role string
-		cm   *cost.CostModelReport
+		cm   *CostModelReport
 	}{{role, &s.CostModel}, {"decode", s.DecodeCostModel}} {
 		if ot.cm != nil && ot.cm.OpTable != nil {
 			fmt.Fprintln(w)
-			if err := cost.WriteOpTable(w, ot.role, ot.cm.OpTable); err != nil {
+			if err := WriteOpTable(w, ot.role, ot.cm.OpTable); err != nil {
 				return err
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/ftk-dev/ftk/cost"
 )
 
 // VLLMDefault is one engine default that changed between vLLM releases:
@@ -24,9 +22,9 @@ type VLLMDefault struct {
 // allgather_reducescatter, named the default when vllm-project/vllm#33728
 // removed the naive backend) are ftk's defaults for every version.
 var VLLMDefaults = []VLLMDefault{
-	{"execution_mode", "", cost.ExecPiecewise,
+	{"execution_mode", "", ExecPiecewise,
 		"V1 captures piecewise CUDA graphs between attention ops (vLLM docs, design/torch_compile.md; vllm-project/vllm#14437)"},
-	{"execution_mode", "0.11.0", cost.ExecFullAndPiecewise,
+	{"execution_mode", "0.11.0", ExecFullAndPiecewise,
 		"cudagraph_mode FULL_AND_PIECEWISE by default (vllm-project/vllm#25444, merged 2025-09, first in v0.11.0)"},
 	{"async_scheduling", "", "false", "async scheduling opt-in (--async-scheduling) before v0.14.0"},
 	{"async_scheduling", "0.14.0", "true",

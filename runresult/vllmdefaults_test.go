@@ -1,10 +1,8 @@
 package runresult
 
 import (
-	"testing"
-
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/spec"
+	"testing"
 )
 
 // Each vLLM release takes the engine defaults it shipped with: piecewise
@@ -19,16 +17,16 @@ func TestVLLMDefaults(t *testing.T) {
 		exec                string
 		async               bool
 	}{
-		{"0.10.2", 1, false, false, cost.ExecPiecewise, false},
-		{"0.11.0", 1, false, false, cost.ExecFullAndPiecewise, false},
-		{"v0.13.0", 1, false, false, cost.ExecFullAndPiecewise, false},
-		{"0.14.0", 1, false, false, cost.ExecFullAndPiecewise, true},
-		{"0.24.0", 2, false, false, cost.ExecFullAndPiecewise, false},
-		{"0.14.1", 1, true, true, cost.ExecEager, false},
+		{"0.10.2", 1, false, false, ExecPiecewise, false},
+		{"0.11.0", 1, false, false, ExecFullAndPiecewise, false},
+		{"v0.13.0", 1, false, false, ExecFullAndPiecewise, false},
+		{"0.14.0", 1, false, false, ExecFullAndPiecewise, true},
+		{"0.24.0", 2, false, false, ExecFullAndPiecewise, false},
+		{"0.14.1", 1, true, true, ExecEager, false},
 	} {
 		c := DefaultConfig()
 		c.VLLMVersion, c.Layout = tc.v, spec.Layout{TP: 1, PP: tc.pp}
-		c.Engine.ExecutionMode = cost.ExecEager
+		c.Engine.ExecutionMode = ExecEager
 		if err := c.ApplyVLLMDefaults(tc.keepExec, tc.keepAsync); err != nil {
 			t.Fatal(err)
 		}

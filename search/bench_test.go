@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 
 	"github.com/ftk-dev/ftk/simulate"
@@ -40,7 +39,7 @@ func BenchmarkSearch(b *testing.B) {
 	s := Settings{
 		Space: Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 4}, {Device: "h200", GPUs: 4}},
 			MaxNumSeqs: []int{64, 128, 256, 512}, MaxNumBatchedTokens: []int{2048, 4096, 8192, 16384},
-			ExecutionModes: []string{cost.ExecCUDAGraph, cost.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
+			ExecutionModes: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
 		Base: base, SLO: slo, RateTolerance: 0.02, TopK: 10,
 	}
 	all, err := s.Space.Enumerate()

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 
 	"github.com/ftk-dev/ftk/batchjob"
@@ -34,7 +33,7 @@ func smallSettings(t *testing.T, slo string, topK int) Settings {
 	base.Workload = runresult.WorkloadConfig{Workload: "fixed:1024x128", NumRequests: 400, Seed: 1}
 	return Settings{
 		Space: Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 2}}, MaxNumSeqs: []int{32, 256}, MaxNumBatchedTokens: []int{2048, 8192},
-			ExecutionModes: []string{cost.ExecCUDAGraph}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
+			ExecutionModes: []string{runresult.ExecCUDAGraph}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
 		Base: base, SLO: s, RateTolerance: 0.05, TopK: topK,
 	}
 }

@@ -3,7 +3,6 @@ package search
 import (
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
@@ -17,7 +16,7 @@ func qwenSpace(t testing.TB, useAll bool) Space {
 		t.Fatal(err)
 	}
 	return Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 8}}, MaxNumSeqs: []int{256}, MaxNumBatchedTokens: []int{8192},
-		ExecutionModes: []string{cost.ExecCUDAGraph}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, UseAll: useAll}
+		ExecutionModes: []string{runresult.ExecCUDAGraph}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, UseAll: useAll}
 }
 
 // The search never generates a deployment the simulator refuses for its

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 
 	"github.com/ftk-dev/ftk/datasets"
@@ -132,7 +131,7 @@ func TestEnumerate(t *testing.T) {
 	for _, model := range []string{"llama-3.1-8b", "qwen3-30b-a3b"} {
 		m, _ := spec.LookupModel(model)
 		s := Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 8}, {Device: "h200", GPUs: 4}}, MaxNumSeqs: []int{128, 512}, MaxNumBatchedTokens: []int{256, 8192},
-			ExecutionModes: []string{cost.ExecCUDAGraph, cost.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}}
+			ExecutionModes: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}}
 		cs, err := s.Enumerate()
 		if err != nil {
 			t.Fatal(err)

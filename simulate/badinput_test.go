@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -73,7 +72,7 @@ func TestBadConfigs(t *testing.T) {
 		}, "pipeline"},
 		{"MoE EP within DP", func(c *runresult.Config) { c.Model = "qwen3-30b-a3b"; c.Layout = spec.Layout{TP: 2, EP: 2, DP: 2} }, "EP = TP x DP"},
 		{"DeepEP without EP", func(c *runresult.Config) {
-			c.Model, c.Layout, c.MoE.All2AllBackend = "qwen3-30b-a3b", spec.Layout{TP: 1, DP: 2}, cost.All2AllDeepEPLL
+			c.Model, c.Layout, c.MoE.All2AllBackend = "qwen3-30b-a3b", spec.Layout{TP: 1, DP: 2}, spec.All2AllDeepEPLL
 		}, "use_all2all_kernels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +94,7 @@ func TestUnknownConfigOption(t *testing.T) {
 		t.Errorf("error %v, want the file and the unknown field named", err)
 	}
 	p = writeFile(t, "cal.yaml", "host_ms_per_step: 1\nlaunch_ms: 3\n")
-	if _, err := cost.LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "launch_ms") {
+	if _, err := runresult.LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "launch_ms") {
 		t.Errorf("calibration error %v, want the unknown field named", err)
 	}
 	p = writeFile(t, "sim.yaml", "model: llama-3.1-8b\nengine:\n  max_num_seqs: 64\n")

@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
@@ -96,12 +95,12 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		b.Fatal(err)
 	}
 	dense := testConfig()
-	moe := func(m cost.MoEConfig) runresult.Config {
+	moe := func(m runresult.MoEConfig) runresult.Config {
 		c := testConfig()
 		c.Model, c.Layout, c.MoE = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}, m
 		return c
 	}
-	dpep := func(m cost.MoEConfig) runresult.Config {
+	dpep := func(m runresult.MoEConfig) runresult.Config {
 		c := moe(m)
 		c.Layout, c.Router = spec.Layout{TP: 1, EP: 8, DP: 8}, runresult.RouterLeastLoaded
 		return c
@@ -117,10 +116,10 @@ func BenchmarkSplitwiseConvVsDense(b *testing.B) {
 		cfg  runresult.Config
 	}{
 		{"dense llama-3.1-8b TP1", dense},
-		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(cost.MoEConfig{Routing: cost.RoutingUniform})},
-		{"MoE qwen3-30b-a3b TP8/EP8 skewed", moe(cost.MoEConfig{Routing: cost.RoutingSkewed})},
-		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep, default routing", dpep(cost.MoEConfig{})},
-		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep skewed, DeepEP LL", dpep(cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL})},
+		{"MoE qwen3-30b-a3b TP8/EP8 uniform", moe(runresult.MoEConfig{Routing: runresult.RoutingUniform})},
+		{"MoE qwen3-30b-a3b TP8/EP8 skewed", moe(runresult.MoEConfig{Routing: runresult.RoutingSkewed})},
+		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep, default routing", dpep(runresult.MoEConfig{})},
+		{"MoE qwen3-30b-a3b DP8 x EP8 lockstep skewed, DeepEP LL", dpep(runresult.MoEConfig{Routing: runresult.RoutingSkewed, All2AllBackend: spec.All2AllDeepEPLL})},
 		{"disaggregated llama-3.1-8b 1P1D", disagg(1, 1)},
 		{"disaggregated llama-3.1-8b 1P2D", disagg(1, 2)},
 	}

@@ -23,7 +23,7 @@ func runDecode(t *testing.T, cfg runresult.Config) []StepRecord {
 // time of one step on a one-stage layout: every op of every layer (the
 // prefill or decode attention only when the batch has it), the embedding
 // and the LM head, priced by spec's inventory and issue costs.
-func issueMsOf(m *spec.Model, l spec.Layout, costs roofline.IssueCosts, prefill, decode bool) float64 {
+func issueMsOf(m *spec.Model, l spec.Layout, costs spec.IssueCosts, prefill, decode bool) float64 {
 	var us float64
 	for i := 0; i < m.NumLayers; i++ {
 		for _, o := range spec.LayerOps(m, l, i) {
@@ -52,12 +52,12 @@ func issueMsOf(m *spec.Model, l spec.Layout, costs roofline.IssueCosts, prefill,
 func TestEagerHostBoundAndCUDAGraph(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
-	cfg.MoE.Routing = cost.RoutingEven
-	cfg.Engine.ExecutionMode = cost.ExecEager
+	cfg.MoE.Routing = runresult.RoutingEven
+	cfg.Engine.ExecutionMode = runresult.ExecEager
 	eager := runDecode(t, cfg)
-	cfg.Engine.ExecutionMode = cost.ExecCUDAGraph
+	cfg.Engine.ExecutionMode = runresult.ExecCUDAGraph
 	graph := runDecode(t, cfg)
-	cfg.Engine.ExecutionMode = cost.ExecPiecewise
+	cfg.Engine.ExecutionMode = runresult.ExecPiecewise
 	piecewise := runDecode(t, cfg)
 	m, d := lookup(t, "qwen3-30b-a3b", "h100")
 	l := spec.Layout{TP: 8, EP: 8}.Normalize()
@@ -93,7 +93,7 @@ func TestEagerHostBoundAndCUDAGraph(t *testing.T) {
 		(graph[0].EndS-graph[0].StartS)*1e3, (piecewise[0].EndS-piecewise[0].StartS)*1e3)
 	// The prompt is not decode-only: the CUDA graph run issues it eagerly.
 	_, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 500, 2}))
-	if log.steps[0].Stages[0].Cost.Graph != (cfg.Engine.ExecutionMode == cost.ExecPiecewise) {
+	if log.steps[0].Stages[0].Cost.Graph != (cfg.Engine.ExecutionMode == runresult.ExecPiecewise) {
 		t.Errorf("500-token prompt step graph=%v in %s mode", log.steps[0].Stages[0].Cost.Graph, cfg.Engine.ExecutionMode)
 	}
 }
@@ -113,9 +113,9 @@ func TestCUDAGraphPadsBatch(t *testing.T) {
 	var g5, e5, e8 cost.StepCost
 	b5 := decodeShape(100, 100, 100, 100, 100)
 	b8 := decodeShape(100, 100, 100, 100, 100, 0, 0, 0)
-	newCM(cost.ExecCUDAGraph).StageCost(&b5, 0, &g5)
-	newCM(cost.ExecEager).StageCost(&b5, 0, &e5)
-	newCM(cost.ExecEager).StageCost(&b8, 0, &e8)
+	newCM(runresult.ExecCUDAGraph).StageCost(&b5, 0, &g5)
+	newCM(runresult.ExecEager).StageCost(&b5, 0, &e5)
+	newCM(runresult.ExecEager).StageCost(&b8, 0, &e8)
 	// Token-wise ops (linear, LM head, attention reshapes) run at 8, decode
 	// attention on the 5 real sequences.
 	if !near(g5.Ms[cost.CompLinear], e8.Ms[cost.CompLinear]) || !(g5.Ms[cost.CompLinear] > e5.Ms[cost.CompLinear]) ||

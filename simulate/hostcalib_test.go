@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // TestHostTimelinePublicPoints replays the published runs the host
@@ -45,7 +46,7 @@ func TestHostTimelinePublicPoints(t *testing.T) {
 // within a factor of three of BLIS's (different fits of different runs).
 func TestHostStepOverheadVsBLIS(t *testing.T) {
 	cfg := testConfig()
-	cfg.Engine.ExecutionMode = cost.ExecCUDAGraph
+	cfg.Engine.ExecutionMode = runresult.ExecCUDAGraph
 	_, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 100, 4}))
 	c := log.steps[len(log.steps)-1].Stages[0].Cost
 	overheadUs := (c.Ms[cost.CompHostBefore] + c.Ms[cost.CompHostAfter] + c.Ms[cost.CompLaunch]) * 1e3

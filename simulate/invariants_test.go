@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -135,7 +134,7 @@ func TestSplitwiseConvTrace(t *testing.T) {
 func TestStepDoesNotAllocate(t *testing.T) {
 	moe := testConfig()
 	moe.Model, moe.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
-	moe.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllPPLX}
+	moe.MoE = runresult.MoEConfig{Routing: runresult.RoutingSkewed, All2AllBackend: spec.All2AllPPLX}
 	moe.Engine.AsyncScheduling = true
 	for _, cfg := range []runresult.Config{testConfig(), moe} {
 		cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}

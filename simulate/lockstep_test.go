@@ -49,9 +49,9 @@ func dpConfig(dp int, workload string, rate float64, n int) runresult.Config {
 // exchange; a rank's steps and dummy steps add up to the group's steps.
 func TestLockstepEveryRankRunsEveryMoELayer(t *testing.T) {
 	for _, dp := range []int{2, 8} {
-		for _, backend := range []string{cost.All2AllAllgatherRS, cost.All2AllNaive, cost.All2AllPPLX, cost.All2AllDeepEPLL} {
+		for _, backend := range []string{spec.All2AllAllgatherRS, spec.All2AllNaive, spec.All2AllPPLX, spec.All2AllDeepEPLL} {
 			cfg := dpConfig(dp, "fixed:700x60", float64(2*dp), 40*dp)
-			cfg.MoE = cost.MoEConfig{All2AllBackend: backend}
+			cfg.MoE = runresult.MoEConfig{All2AllBackend: backend}
 			cfg.Router = runresult.RouterLeastLoaded
 			log := &lockstepLog{t: t, ranks: dp, checks: &checkSteps{t: t, cfg: cfg.Engine}}
 			rs := genRequests(t, cfg)

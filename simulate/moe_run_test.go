@@ -18,17 +18,17 @@ import (
 func TestMoERunInvariants(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 1, EP: 8, DP: 8}
-	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingSkewed, All2AllBackend: cost.All2AllDeepEPLL, Seed: 3}
+	cfg.MoE = runresult.MoEConfig{Routing: runresult.RoutingSkewed, All2AllBackend: spec.All2AllDeepEPLL, Seed: 3}
 	cfg.Engine.MaxNumSeqs = 32
 	cfg.Engine.MaxModelLen = 4096
 	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 6, NumRequests: 600, Seed: 2}
 	sum := runChecked(t, cfg).sum
 	checkBreakdown(t, sum)
 	mo := sum.CostModel.MoE
-	if mo == nil || mo.Routing != cost.RoutingSkewed || mo.Skew != 0.2 || mo.All2AllBackend != cost.All2AllDeepEPLL || mo.RoutingTables == 0 || mo.Method == "" {
+	if mo == nil || mo.Routing != runresult.RoutingSkewed || mo.Skew != 0.2 || mo.All2AllBackend != spec.All2AllDeepEPLL || mo.RoutingTables == 0 || mo.Method == "" {
 		t.Errorf("MoE report %+v", mo)
 	}
-	if sum.Config.MoE.All2AllBackend != cost.All2AllDeepEPLL || sum.Config.MoE.Routing != cost.RoutingSkewed {
+	if sum.Config.MoE.All2AllBackend != spec.All2AllDeepEPLL || sum.Config.MoE.Routing != runresult.RoutingSkewed {
 		t.Errorf("config MoE %+v", sum.Config.MoE)
 	}
 }
@@ -64,7 +64,7 @@ func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
 	base := testConfig()
 	base.Model = "qwen3-30b-a3b"
 	base.Engine.MaxModelLen = 8192
-	for _, routing := range []string{cost.RoutingEven, cost.RoutingUniform} {
+	for _, routing := range []string{runresult.RoutingEven, runresult.RoutingUniform} {
 		ep1, ep8 := base, base
 		ep1.Layout, ep8.Layout = spec.Layout{TP: 8, EP: 1}, spec.Layout{TP: 8, EP: 8}
 		ep1.MoE.Routing, ep8.MoE.Routing = routing, routing
@@ -88,7 +88,7 @@ func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
 		}
 		// The first step is the 2048-token prefill alone: with even routing
 		// (no draw) it is exactly what a fresh cost model prices.
-		if routing == cost.RoutingEven {
+		if routing == runresult.RoutingEven {
 			for _, c := range []struct {
 				cfg runresult.Config
 				log *stepLog
@@ -114,7 +114,7 @@ func TestReplayHistogramFewerThanTopK(t *testing.T) {
 	os.WriteFile(few, []byte("layer,expert,tokens\n3,0,5\n3,1,5\n"), 0o644)
 	cfg := testConfig()
 	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
-	cfg.MoE = cost.MoEConfig{Routing: cost.RoutingReplay, Histogram: few}
+	cfg.MoE = runresult.MoEConfig{Routing: runresult.RoutingReplay, Histogram: few}
 	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "fewer than top-k") {
 		t.Errorf("a 2-expert histogram: %v", err)
 	}

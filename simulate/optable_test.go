@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -18,7 +17,7 @@ import (
 func TestOpTableMatchesDecodeStep(t *testing.T) {
 	cfg := runresult.DefaultConfig()
 	cfg.Model, cfg.Device, cfg.Layout = "qwen3-30b-a3b", "rtx4090d", spec.Layout{TP: 4}
-	cfg.Engine.ExecutionMode = cost.ExecCUDAGraph
+	cfg.Engine.ExecutionMode = runresult.ExecCUDAGraph
 	cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens = 8, 2048
 	cfg.Engine.AsyncScheduling = true // host work hides behind the GPU
 	rows := make([][3]float64, 16)

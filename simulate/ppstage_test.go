@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // Under pipeline parallelism every stage is its own worker process with
@@ -18,7 +19,7 @@ func TestPipelineStagesRunOwnCPUTimelines(t *testing.T) {
 		cfg := testConfig()
 		cfg.Layout.PP = 2
 		cfg.Layout.TP = 2
-		cfg.Engine.ExecutionMode = cost.ExecEager
+		cfg.Engine.ExecutionMode = runresult.ExecEager
 		// One request: each of its batches crosses an idle pipeline.
 		_, _, log, _ := simulate(t, cfg, reqs([3]float64{0, 64, 6}))
 		checked := 0
@@ -55,7 +56,7 @@ func TestPipelineStagesRunOwnCPUTimelines(t *testing.T) {
 	t.Run("worker runs ahead of its GPU", func(t *testing.T) {
 		cfg := testConfig()
 		cfg.Layout.PP = 2
-		cfg.Engine.ExecutionMode = cost.ExecEager
+		cfg.Engine.ExecutionMode = runresult.ExecEager
 		cfg.Engine.MaxNumBatchedTokens = 2048
 		// Two long prompts arriving together: GPU-bound chunks, two
 		// micro-batches in flight.

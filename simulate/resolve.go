@@ -114,7 +114,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	}
 	cfg.MoE.Resolve()
 	var hist *cost.ExpertHistogram
-	if m.IsMoE() && cfg.MoE.Routing == cost.RoutingReplay {
+	if m.IsMoE() && cfg.MoE.Routing == runresult.RoutingReplay {
 		if hist, err = cost.ReadExpertHistogram(cfg.MoE.Histogram, m.NumExperts); err != nil {
 			return nil, err
 		}

@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/atomicfile"
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"go.yaml.in/yaml/v3"
 )
 
 // formatCalibration prints a calibration on one line.
-func formatCalibration(c cost.Calibration) string {
+func formatCalibration(c runresult.Calibration) string {
 	var parts []string
 	if c.HostMsPerStep > 0 {
 		parts = append(parts, fmt.Sprintf("host_ms_per_step %.4g", c.HostMsPerStep))

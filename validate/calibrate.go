@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -58,7 +59,7 @@ type FittedParam struct {
 type Fold struct {
 	FitWorkloads     []string
 	HeldOutWorkloads []string
-	Calibration      cost.Calibration
+	Calibration      runresult.Calibration
 	Params           []FittedParam
 	// StartMAPEPct and FitMAPEPct are the MAPE over the fitted rows (all
 	// metrics) at the start values and after fitting.
@@ -113,7 +114,7 @@ type CalibrationReport struct {
 }
 
 // Calibration returns the fitted calibration.
-func (r *CalibrationReport) Calibration() cost.Calibration { return r.Final.Calibration }
+func (r *CalibrationReport) Calibration() runresult.Calibration { return r.Final.Calibration }
 
 // Calibrate fits global corrections (host time per step, per-launch cost,
 // a device-time scale per operator family) so that re-running the
@@ -160,7 +161,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 	workloads := pairWorkloads(pairs)
 	pc := &predictorCache{load: opts.LoadPredictors, sim: opts.Simulate}
 	rep := &CalibrationReport{Metrics: opts.Metrics, Unpaired: unpaired}
-	heldOutCal := map[string]cost.Calibration{}
+	heldOutCal := map[string]runresult.Calibration{}
 	fits := 1
 	if len(opts.FitWorkloads) == 0 {
 		fits = len(workloads) + 1
@@ -199,7 +200,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 			rep.Folds = append(rep.Folds, f)
 			heldOutCal[w] = f.Calibration
 		}
-		var seeds []cost.Calibration
+		var seeds []runresult.Calibration
 		for _, f := range rep.Folds {
 			seeds = append(seeds, f.Calibration)
 		}
@@ -214,7 +215,7 @@ func Calibrate(runs []*Run, opts CalibrateOptions) (*CalibrationReport, error) {
 }
 
 // tabulate fills the rows and the overall table.
-func (rep *CalibrationReport) tabulate(pairs []Pair, heldOutCal map[string]cost.Calibration, pc *predictorCache) error {
+func (rep *CalibrationReport) tabulate(pairs []Pair, heldOutCal map[string]runresult.Calibration, pc *predictorCache) error {
 	before, err := Tabulate(pairs, rep.Metrics)
 	if err != nil {
 		return err
@@ -316,7 +317,7 @@ func paramNames(ps []param) []string {
 	return n
 }
 
-func cloneCalibration(c cost.Calibration) cost.Calibration {
+func cloneCalibration(c runresult.Calibration) runresult.Calibration {
 	out := c
 	out.FamilyScale = maps.Clone(c.FamilyScale)
 	out.IssueScale = maps.Clone(c.IssueScale)

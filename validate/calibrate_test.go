@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -15,7 +15,7 @@ import (
 // are simulated with: a host scale (x3 the default host model: about 1 ms a
 // step at the tests' batch sizes) and a scale of the linear-operator
 // family (GEMMs, norms, activations).
-var injected = cost.Calibration{HostScale: 3, FamilyScale: map[string]float64{"linear_op": 1.25}}
+var injected = runresult.Calibration{HostScale: 3, FamilyScale: map[string]float64{"linear_op": 1.25}}
 
 // calibrationRuns simulates each workload twice: with the injected
 // corrections, exported as a measured per-request CSV, and without, as an
@@ -29,7 +29,7 @@ func calibrationRuns(t testing.TB, dir string, scale float64, workloads ...strin
 // simulator's choice) and the injected truth given. Several modes (comma
 // separated, none empty) give one configuration per mode, h100-tp1-MODE,
 // each run on every workload.
-func injectedRuns(t testing.TB, dir string, scale float64, mode string, truth cost.Calibration, workloads ...string) []*Run {
+func injectedRuns(t testing.TB, dir string, scale float64, mode string, truth runresult.Calibration, workloads ...string) []*Run {
 	t.Helper()
 	var runs []*Run
 	modes := strings.Split(mode, ",")
@@ -49,7 +49,7 @@ func injectedRuns(t testing.TB, dir string, scale float64, mode string, truth co
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Calibration = cost.Calibration{}
+			cfg.Calibration = runresult.Calibration{}
 			sr, err := ReadRun(simulateConfigTo(t, filepath.Join(dir, "sim"), config+"__"+w, cfg), Simulated)
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +110,7 @@ func TestCalibrateRecoversInjectedCorrections(t *testing.T) {
 	if err := rep.WriteCalibrationFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := cost.LoadCalibration(path)
+	back, err := runresult.LoadCalibration(path)
 	if err != nil {
 		t.Fatal(err)
 	}

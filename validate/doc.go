@@ -47,7 +47,7 @@
 // # Calibration
 //
 // Calibrate fits a small, named set of global corrections, the fields of
-// cost.Calibration (host time per engine step, per-kernel launch cost, a
+// runresult.Calibration (host time per engine step, per-kernel launch cost, a
 // device-time scale per operator family), by running the simulations again
 // (Resimulate) with candidate corrections and minimising the MAPE of the
 // chosen metrics against the measured runs, with a weak prior keeping

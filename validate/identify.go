@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // Identifiability screening: before a fit, every correction is probed from
@@ -87,12 +87,12 @@ func (p param) coarseness() int {
 
 // probeParam evaluates p either side of its start and
 // measures its response against the start rows.
-func probeParam(p param, startRows []Row, eval func(cost.Calibration) ([]Row, error)) (probe, error) {
+func probeParam(p param, startRows []Row, eval func(runresult.Calibration) ([]Row, error)) (probe, error) {
 	pr := probe{p: p, slope: make([]float64, len(startRows))}
 	values := p.probeValues()
 	var ln [2][]float64
 	for j, v := range values {
-		c := cost.Calibration{}
+		c := runresult.Calibration{}
 		p.set(&c, v)
 		rows, err := eval(c)
 		if err != nil {
@@ -132,7 +132,7 @@ func probeParam(p param, startRows []Row, eval func(cost.Calibration) ([]Row, er
 // It also returns, per freed correction, its slope per unit of the
 // optimiser's coordinate (toX), the columns of the local Jacobian of the
 // ln metrics that the search uses to precondition (searchBasis).
-func screen(params []param, startRows []Row, eval func(cost.Calibration) ([]Row, error)) ([]FittedParam, []param, [][]float64, error) {
+func screen(params []param, startRows []Row, eval func(runresult.Calibration) ([]Row, error)) ([]FittedParam, []param, [][]float64, error) {
 	probes := make([]probe, len(params))
 	for i, p := range params {
 		var err error

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -26,11 +26,11 @@ import (
 // about 9-17 against the host speed: it lands between x3 and x12 as the
 // device model moves); with CUDA-graph runs of the same host both come back.
 func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
-	hostBoth := cost.Calibration{HostScale: 3, HostSpeed: 1.3}
+	hostBoth := runresult.Calibration{HostScale: 3, HostSpeed: 1.3}
 	for _, c := range []struct {
 		name  string
 		mode  string
-		truth cost.Calibration
+		truth runresult.Calibration
 		// params are the corrections to fit (nil: all).
 		params []string
 		// maxHeldOutPct bounds the held-out MAPE over all metrics.
@@ -48,7 +48,7 @@ func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 		// (final x2.17), each with a fit MAPE under 1%.
 		{"graphs: host scale and GEMM scale", "", injected, nil, 3, 300,
 			[]string{ParamHostScale, "family_scale.linear_op"}, []string{ParamHostSpeed, "issue_scale.aten", "issue_scale.custom", "issue_scale.attention"}, []string{ParamHostScale}},
-		{"eager: host speed and GEMM scale", "eager", cost.Calibration{HostSpeed: 1.3, FamilyScale: map[string]float64{"linear_op": 1.25}},
+		{"eager: host speed and GEMM scale", "eager", runresult.Calibration{HostSpeed: 1.3, FamilyScale: map[string]float64{"linear_op": 1.25}},
 			without(CalibrationParams(), ParamHostScale), 3, 300,
 			[]string{ParamHostSpeed, "family_scale.linear_op"}, []string{"issue_scale.aten", "issue_scale.custom"}, nil},
 		// Eager runs alone pin the host speed only on a knife edge: its VIF

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // Names of the corrections calibration fits: they are the keys of the
-// calibration file that cost.Calibration reads.
+// calibration file that runresult.Calibration reads.
 const (
 	// ParamHostScale multiplies the modelled host time of an engine step
 	// (scheduling, input preparation, sampling, output processing,
@@ -56,12 +56,12 @@ type param struct {
 func (p param) toX(v float64) float64 { return math.Log(v) }
 
 // fromX is the factor at x, kept within what a calibration file may hold
-// (cost.Calibration.Validate refuses a factor above maxFactor): beyond it
+// (runresult.Calibration.Validate refuses a factor above maxFactor): beyond it
 // the objective is flat, so a search that runs off towards a huge factor
 // (runs that do not identify it) writes a file simulate accepts.
 func (p param) fromX(x float64) float64 { return min(max(math.Exp(x), 1/maxFactor), maxFactor) }
 
-// maxFactor is the largest factor cost.Calibration accepts.
+// maxFactor is the largest factor runresult.Calibration accepts.
 const maxFactor = 1000
 
 // probeValues are the two values p is probed at. A scale acts on the
@@ -87,7 +87,7 @@ func (p param) probeValues() [2]float64 {
 // (TestCalibrateFreesWhatRunsIdentify).
 const hostProbe = 3
 
-func (p param) get(c *cost.Calibration) float64 {
+func (p param) get(c *runresult.Calibration) float64 {
 	switch p.name {
 	case ParamHostSpeed:
 		if c.HostSpeed > 0 {
@@ -112,7 +112,7 @@ func (p param) get(c *cost.Calibration) float64 {
 	return 1
 }
 
-func (p param) set(c *cost.Calibration, v float64) {
+func (p param) set(c *runresult.Calibration, v float64) {
 	switch p.name {
 	case ParamHostSpeed:
 		c.HostSpeed = v

@@ -20,7 +20,7 @@ type SimulateFunc func(cfg runresult.Config, preds cost.PredictorSet, reqs []spe
 // cal, on the requests the run replayed (its arrivals, prompt and output
 // lengths), and returns the new run with the same identity. preds are the
 // operator predictors of the run's bundle; nil for a roofline run.
-func Resimulate(r *Run, cal cost.Calibration, preds cost.PredictorSet, sim SimulateFunc) (*Run, error) {
+func Resimulate(r *Run, cal runresult.Calibration, preds cost.PredictorSet, sim SimulateFunc) (*Run, error) {
 	if r.Sim == nil {
 		return nil, fmt.Errorf("%s: not an ftk simulate output, so it cannot be simulated again", r)
 	}

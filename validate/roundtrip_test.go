@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // TestRoundTripKnownDistortion simulates two workloads, exports their
@@ -29,7 +29,7 @@ func TestRoundTripKnownDistortion(t *testing.T) {
 			sub := filepath.Join(dir, c.name)
 			var measured []string
 			for _, w := range []string{"short", "conv"} {
-				sim := simulateTo(t, filepath.Join(sub, "sim"), "h100-tp1__"+w, testWorkload(w, 0.25), cost.Calibration{})
+				sim := simulateTo(t, filepath.Join(sub, "sim"), "h100-tp1__"+w, testWorkload(w, 0.25), runresult.Calibration{})
 				m := filepath.Join(sub, "h100-tp1__"+w+"__r1.csv")
 				writeMeasuredCSV(t, sim, m, c.tpotFactor)
 				measured = append(measured, m)

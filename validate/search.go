@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ftk-dev/ftk/cost"
+	"github.com/ftk-dev/ftk/runresult"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 )
@@ -43,7 +44,7 @@ func (c *predictorCache) get(r *Run) (cost.PredictorSet, error) {
 
 // evalRows re-runs the distinct simulated runs of pairs with cal and
 // tabulates them against their measured partners.
-func evalRows(pairs []Pair, cal cost.Calibration, metrics []Metric, pc *predictorCache) ([]Row, int, error) {
+func evalRows(pairs []Pair, cal runresult.Calibration, metrics []Metric, pc *predictorCache) ([]Row, int, error) {
 	redone := map[*Run]*Run{}
 	out := make([]Pair, len(pairs))
 	for i, p := range pairs {
@@ -79,10 +80,10 @@ func evalRows(pairs []Pair, cal cost.Calibration, metrics []Metric, pc *predicto
 // final fit is never worse than a fold's answer on all the runs (the
 // rugged objective leaves the search short of the floor on some injected
 // runs: TestCalibrateFreesWhatRunsIdentify's CUDA-graph and eager case).
-func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache, tick func(), seeds ...cost.Calibration) (Fold, error) {
+func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, pc *predictorCache, tick func(), seeds ...runresult.Calibration) (Fold, error) {
 	f := Fold{FitWorkloads: fit, HeldOutWorkloads: without(pairWorkloads(pairs), fit...)}
 	fitPairs := filterPairs(pairs, fit)
-	var start cost.Calibration
+	var start runresult.Calibration
 	startRows, n, err := evalRows(fitPairs, start, opts.Metrics, pc)
 	f.Simulations += n
 	f.Evaluations++
@@ -92,7 +93,7 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 	}
 	f.StartMAPEPct = meanAPE(startRows)
 	// Probe: free only the corrections these runs identify (screen).
-	eval := func(c cost.Calibration) ([]Row, error) {
+	eval := func(c runresult.Calibration) ([]Row, error) {
 		rows, n, err := evalRows(fitPairs, c, opts.Metrics, pc)
 		f.Simulations += n
 		f.Evaluations++
@@ -108,8 +109,8 @@ func fitFold(pairs []Pair, fit []string, params []param, opts CalibrateOptions, 
 		return f, fmt.Errorf("calibrate: none of the corrections %v can be identified from the runs of %v (%s): add workloads that exercise them", paramNames(params), fit, whyNot(f.Params))
 	}
 	var fitErr error
-	calOf := func(x []float64) cost.Calibration {
-		c := cost.Calibration{}
+	calOf := func(x []float64) runresult.Calibration {
+		c := runresult.Calibration{}
 		for i, p := range free {
 			p.set(&c, p.fromX(x[i]))
 		}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
@@ -32,7 +31,7 @@ func testWorkload(name string, scale float64) runresult.WorkloadConfig {
 	panic("unknown test workload " + name)
 }
 
-func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal cost.Calibration) runresult.Config {
+func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal runresult.Calibration) runresult.Config {
 	t.Helper()
 	if _, err := os.Stat(sharedConvTrace); err != nil {
 		t.Fatalf("testdata beside the repository is required: %v", err)
@@ -47,7 +46,7 @@ func testConfig(t testing.TB, workload runresult.WorkloadConfig, cal cost.Calibr
 
 // simulateTo runs the workload with cal through ftk simulate's Go API into
 // dir/name and returns the output directory.
-func simulateTo(t testing.TB, dir, name string, workload runresult.WorkloadConfig, cal cost.Calibration) string {
+func simulateTo(t testing.TB, dir, name string, workload runresult.WorkloadConfig, cal runresult.Calibration) string {
 	t.Helper()
 	return simulateConfigTo(t, dir, name, testConfig(t, workload, cal))
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/collect"
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
@@ -39,8 +38,8 @@ var namedValues = map[string]func(string) error{
 	},
 	"router":          oneOf(runresult.RouterRoundRobin, runresult.RouterLeastLoaded),
 	"mode":            oneOf(runresult.ModeColocated, runresult.ModeDisaggregated),
-	"execution-mode":  oneOf(cost.ExecutionModes...),
-	"moe-routing":     oneOf(cost.RoutingSkewed, cost.RoutingUniform, cost.RoutingReplay, cost.RoutingEven),
+	"execution-mode":  oneOf(runresult.ExecutionModes...),
+	"moe-routing":     oneOf(runresult.RoutingSkewed, runresult.RoutingUniform, runresult.RoutingReplay, runresult.RoutingEven),
 	"all2all-backend": oneOf(spec.All2AllBackends()...),
 	"backend":         oneOf(collect.BackendAuto, collect.BackendSynthetic, collect.BackendTorch),
 	"device-kind":     oneOf(collect.KindCUDA, collect.KindCPU),

@@ -178,7 +178,7 @@ Examples:
 					fmt.Fprintf(w, "%s layer %d on one GPU of %s, %d tokens (prefill, no context; experts evenly loaded)\n", m.Name, layer, l, tokens)
 					fmt.Fprintln(w, "OP\tFAMILY\tKERNELS\tPER-GPU SHAPE\tFEATURES\tVLLM ISSUES\tEAGER HOST us")
 					var hostUs float64
-					var total roofline.OpIssue
+					var total spec.OpIssue
 					for _, o := range spec.LayerOps(m, l, layer) {
 						is := roofline.IssueOf(m, l, &o)
 						us := costs.OpUs(is)
@@ -202,7 +202,7 @@ Examples:
 
 // issueText renders what the host issues for an op: module frames,
 // kernel-less dispatcher calls and kernels by kind.
-func issueText(is roofline.OpIssue) string {
+func issueText(is spec.OpIssue) string {
 	s := fmt.Sprintf("%d mod %d call", is.Modules, is.Calls)
 	for k, n := range is.Kernels {
 		if n > 0 {

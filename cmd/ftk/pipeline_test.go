@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	bundlepkg "github.com/ftk-dev/ftk/bundle"
-	"github.com/ftk-dev/ftk/cost"
 	datasetpkg "github.com/ftk-dev/ftk/dataset"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
@@ -135,7 +134,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 	cal := filepath.Join(dir, "calibration.yaml")
 	out = step("calibrate", "validate", "calibrate", "--measured", filepath.Join(dir, "runs", "meas"),
 		"--simulated", filepath.Join(dir, "runs", "sim"), "--fit-workloads", "fixed", "--params", "host_scale", "--max-evaluations", "200", "-o", cal)
-	c, err := cost.LoadCalibration(cal)
+	c, err := runresult.LoadCalibration(cal)
 	if err != nil {
 		t.Fatal(err)
 	}

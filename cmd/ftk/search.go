@@ -66,7 +66,7 @@ Examples:
 			&cli.IntSliceFlag{Name: "max-num-seqs", Value: []int{64, 128, 256, 512}, Usage: "engine limits on running sequences to try"},
 			&cli.IntSliceFlag{Name: "max-num-batched-tokens", Value: []int{2048, 4096, 8192, 16384}, Usage: "engine token budgets per step to try"},
 			&cli.IntFlag{Name: "max-model-len", Usage: "longest request served (0: min(model's maximum, 8192)); a deployment that rejects requests is rejected"},
-			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{cost.ExecCUDAGraph, cost.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
+			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
 			&cli.BoolFlag{Name: "use-all", Usage: "only deployments that use every GPU of their --gpus pool"},
 			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rank this many; the others are pruned once they cannot enter the top"},

@@ -7,7 +7,6 @@ import (
 	"math"
 	"syscall"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/datasets"
 	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/runresult"
@@ -162,10 +161,10 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
 	if cmd.Bool("enforce-eager") {
-		if cmd.IsSet("execution-mode") && e.ExecutionMode != cost.ExecEager {
+		if cmd.IsSet("execution-mode") && e.ExecutionMode != runresult.ExecEager {
 			return cfg, usageError("simulate: --enforce-eager runs eager, but --execution-mode is %s: give one of them", e.ExecutionMode)
 		}
-		e.ExecutionMode = cost.ExecEager
+		e.ExecutionMode = runresult.ExecEager
 	}
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
 	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
@@ -210,7 +209,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		return cfg, usageError("simulate: give --trace or --workload, not both")
 	}
 	if p := cmd.String("calibration"); p != "" {
-		c, err := cost.LoadCalibration(p)
+		c, err := runresult.LoadCalibration(p)
 		if err != nil {
 			return cfg, err
 		}
@@ -314,7 +313,7 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "; vllm bench serve result %s", p)
 	}
 	fmt.Fprintln(w)
-	for _, cm := range []*cost.CostModelReport{&sum.CostModel, sum.DecodeCostModel} {
+	for _, cm := range []*runresult.CostModelReport{&sum.CostModel, sum.DecodeCostModel} {
 		if cm != nil {
 			for _, n := range cm.Profiles.Limits {
 				fmt.Fprintf(stderr, "simulate: warning: %s\n", n)

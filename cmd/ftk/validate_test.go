@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/runresult"
 )
 
@@ -272,7 +271,7 @@ func TestValidateCalibrate(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	c, err := cost.LoadCalibration(cal)
+	c, err := runresult.LoadCalibration(cal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,10 @@
-package cost
+package runresult
 
 import (
 	"fmt"
 	"os"
 	"sort"
 
-	"github.com/ftk-dev/ftk/roofline"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -83,7 +82,7 @@ func (c *Calibration) Validate() error {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		if _, ok := kernelKindOf(k); !ok {
+		if _, ok := spec.ParseKernelKind(k); !ok {
 			return fmt.Errorf("calibration: issue_scale names unknown kernel kind %q (known: %v)", k, spec.KernelKinds())
 		}
 		if s := c.IssueScale[k]; !(s > 0 && s <= maxScale) {
@@ -110,30 +109,20 @@ func (c *Calibration) Validate() error {
 	return nil
 }
 
-// kernelKindOf resolves a kernel kind's name.
-func kernelKindOf(name string) (spec.KernelKind, bool) {
-	for _, k := range spec.KernelKinds() {
-		if k.String() == name {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
-// applyIssue applies the host speed and per-kind scales to issue costs.
-func (c *Calibration) applyIssue(costs *roofline.IssueCosts) {
+// ApplyIssue applies the host speed and per-kind scales to issue costs.
+func (c *Calibration) ApplyIssue(costs *spec.IssueCosts) {
 	if c.HostSpeed > 0 {
 		costs.Scale(c.HostSpeed)
 	}
 	for name, s := range c.IssueScale {
-		if k, ok := kernelKindOf(name); ok {
+		if k, ok := spec.ParseKernelKind(name); ok {
 			costs.KernelUs[k] *= s
 		}
 	}
 }
 
-// scale returns the factor for family f (1 when not calibrated).
-func (c *Calibration) scale(f spec.Family) float64 {
+// Scale returns the factor for family f (1 when not calibrated).
+func (c *Calibration) Scale(f spec.Family) float64 {
 	if s, ok := c.FamilyScale[string(f)]; ok {
 		return s
 	}

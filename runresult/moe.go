@@ -1,4 +1,4 @@
-package cost
+package runresult
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ const (
 	RoutingUniform = "uniform"
 	// RoutingSkewed: expert popularity follows a Zipf law of exponent
 	// MoEConfig.Skew over a random order of the experts, as collect's
-	// "skewed" load distribution. The default, at defaultRoutingSkew.
+	// "skewed" load distribution. The default, at DefaultRoutingSkew.
 	RoutingSkewed = "skewed"
 	// RoutingReplay: each MoE layer's expert popularity is its share of
 	// tokens in a measured per-layer histogram (MoEConfig.Histogram).
@@ -24,21 +24,15 @@ const (
 	RoutingEven = "even"
 )
 
-// Expert-parallel communication backends (MoEConfig.All2AllBackend), with
-// vLLM's names. The all-to-all backends move each routed token copy to
-// the rank of its expert and back, so the slowest receiving rank sets the
-// time; the naive backends all-gather every token to every rank and
-// reduce-scatter the outputs, which routing does not change.
+// The defaults: collect's "skewed" exponent when skewed routing is asked
+// for without one, and vLLM's all2all backend from v0.11
+// (MoEConfig.All2AllBackend; the backends are spec.All2AllBackends).
 const (
-	All2AllNaive         = spec.All2AllNaive
-	All2AllAllgatherRS   = spec.All2AllAllgatherRS
-	All2AllPPLX          = spec.All2AllPPLX
-	All2AllDeepEPHT      = spec.All2AllDeepEPHT
-	All2AllDeepEPLL      = spec.All2AllDeepEPLL
-	defaultAll2AllMethod = All2AllAllgatherRS
+	defaultMoESkew       = 1.0
+	defaultAll2AllMethod = spec.All2AllAllgatherRS
 )
 
-// defaultRoutingSkew is the Zipf exponent of the default routing. A guess:
+// DefaultRoutingSkew is the Zipf exponent of the default routing. A guess:
 // no published per-layer routing statistics of Qwen3-30B-A3B (expert
 // histograms, distinct experts per batch) were found. It is anchored on
 // the one public rank-level figure found: vLLM PR #50647 ("[Kimi K3] Add
@@ -50,15 +44,15 @@ const (
 // windows sum layers, which averages per-layer skew out, so per-layer
 // skew is at least that: 0.2. Measured histograms (routing replay)
 // replace it.
-const defaultRoutingSkew = 0.2
+const DefaultRoutingSkew = 0.2
 
 // MoEConfig says how MoE layers route tokens and move them between EP
 // ranks.
 type MoEConfig struct {
-	// Routing is RoutingSkewed (default, at defaultRoutingSkew),
+	// Routing is RoutingSkewed (default, at DefaultRoutingSkew),
 	// RoutingUniform, RoutingReplay or RoutingEven.
 	Routing string `json:"routing" yaml:"routing"`
-	// Skew is the Zipf exponent of skewed routing (0: defaultRoutingSkew,
+	// Skew is the Zipf exponent of skewed routing (0: DefaultRoutingSkew,
 	// whether skewed routing is named or taken by default).
 	Skew float64 `json:"skew,omitempty" yaml:"skew,omitempty"`
 	// Histogram is the per-layer expert histogram replay routing reads
@@ -83,17 +77,14 @@ func (c *MoEConfig) Resolve() {
 	if c.Routing == RoutingSkewed && c.Skew == 0 {
 		// One default whether skewed routing is named or not (naming it
 		// once changed the exponent from 0.2 to 1); the summary prints it.
-		c.Skew = defaultRoutingSkew
+		c.Skew = DefaultRoutingSkew
 	}
 	if c.All2AllBackend == "" {
 		c.All2AllBackend = defaultAll2AllMethod
 	}
 }
 
-// allToAll reports whether the backend moves routed token copies (an
-// all-to-all) rather than all-gathering tokens.
-func (c *MoEConfig) allToAll() bool { return spec.RoutesCopies(c.All2AllBackend) }
-
+// Validate checks the MoE section of a run config.
 func (c *MoEConfig) Validate() error {
 	bad := func(format string, a ...any) error { return fmt.Errorf("simulate config: moe: "+format, a...) }
 	switch c.Routing {
@@ -113,10 +104,10 @@ func (c *MoEConfig) Validate() error {
 		return bad("skew %g: must be a non-negative Zipf exponent, and only with routing %s", c.Skew, RoutingSkewed)
 	}
 	switch c.All2AllBackend {
-	case "", All2AllNaive, All2AllAllgatherRS, All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL:
+	case "", spec.All2AllNaive, spec.All2AllAllgatherRS, spec.All2AllPPLX, spec.All2AllDeepEPHT, spec.All2AllDeepEPLL:
 	default:
 		return bad("unknown all2all_backend %q: use %s, %s, %s, %s or %s", c.All2AllBackend,
-			All2AllNaive, All2AllAllgatherRS, All2AllPPLX, All2AllDeepEPHT, All2AllDeepEPLL)
+			spec.All2AllNaive, spec.All2AllAllgatherRS, spec.All2AllPPLX, spec.All2AllDeepEPHT, spec.All2AllDeepEPLL)
 	}
 	return nil
 }
