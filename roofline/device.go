@@ -11,11 +11,14 @@ type Device struct {
 	Curves Curves
 	// clockScale caches ClockScale (matmulrate.go); 0 reads as 1.
 	clockScale float64
+	// eraMoEConfigs indexes the record's tuned fused-MoE files of the vLLM
+	// era ftk prices (moeconfig.go).
+	eraMoEConfigs map[vllmMoEConfigKey]spec.VLLMMoEConfig
 }
 
 // NewDevice builds the cost model's view of device record d.
 func NewDevice(d *spec.Device) *Device {
-	return &Device{Device: *d, Curves: archCurves(d.Arch), clockScale: clockScaleOf(d)}
+	return &Device{Device: *d, Curves: archCurves(d.Arch), clockScale: clockScaleOf(d), eraMoEConfigs: indexEraMoEConfigs(d.VLLMMoEConfigs)}
 }
 
 // LookupDevice resolves a catalog device name (spec.LookupDevice) and

@@ -25,18 +25,8 @@ import (
 // about 5 ms. Kernel launches are not part of it: the simulator adds them
 // separately (docs/design.md section 2).
 //
-// Device class sets the host CPU speed: Hopper systems (h100, h200, h800)
-// ship with current server CPUs (factor 1.0); Ampere systems (a100, a800)
-// with a generation older ones (factor 1.3, slower).
-
-// HostCPUFactor is the host slowdown of the device's class.
-func HostCPUFactor(d *spec.Device) float64 {
-	switch d.Name {
-	case "a100", "a800":
-		return 1.3
-	}
-	return 1.0
-}
+// The device record's host_cpu_factor scales every term: the host CPUs of
+// the device's systems against the reference host (spec.Device.HostCPUFactor).
 
 // HostOpMs returns the default model's time of host op (OpCPUSchedule,
 // OpCPUPrepareInputs, OpCPUSampler, OpCPUProcessOutputs or OpCPURayComm)
@@ -62,7 +52,7 @@ func HostOpMs(dev *spec.Device, op string, tp, b, p, d, vocab int) float64 {
 		}
 		ms = 0.05 + 0.02*math.Log2(float64(tp)) + 0.0002*fb
 	}
-	return ms * HostCPUFactor(dev)
+	return ms * dev.HostCPUFactor
 }
 
 // HostModelDescription states the default host model's figures for device
@@ -70,5 +60,5 @@ func HostOpMs(dev *spec.Device, op string, tp, b, p, d, vocab int) float64 {
 func HostModelDescription(d *spec.Device) string {
 	return fmt.Sprintf("default host model (%s class, CPU factor %.1f): schedule 0.04 ms + 1.5 us/seq, prepare inputs 0.06 ms + 2.5 us/seq + 0.06 us/token, "+
 		"sampler 0.08 ms + 1 us/seq + logits over HBM, process outputs 0.03 ms + 4 us/seq, hand-off (TP>1) 0.05 ms + 0.02 ms x log2(TP)",
-		d.Name, HostCPUFactor(d))
+		d.Name, d.HostCPUFactor)
 }

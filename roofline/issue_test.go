@@ -98,8 +98,8 @@ func TestIssueCosts(t *testing.T) {
 	if got := ch.OpUs(is); math.Abs(got-want) > 1e-9 {
 		t.Errorf("h100 op cost %g us, want %g", got, want)
 	}
-	if r := ca.OpUs(is) / ch.OpUs(is); math.Abs(r-HostCPUFactor(a100)) > 1e-9 {
-		t.Errorf("a100/h100 issue cost ratio %g, want the host CPU factor %g", r, HostCPUFactor(a100))
+	if r := ca.OpUs(is) / ch.OpUs(is); math.Abs(r-a100.HostCPUFactor) > 1e-9 {
+		t.Errorf("a100/h100 issue cost ratio %g, want the host CPU factor %g", r, a100.HostCPUFactor)
 	}
 	if ch.Source == "" || ch.Describe() == "" {
 		t.Error("issue costs must say where they come from")

@@ -70,10 +70,10 @@ const IssueScale = 2.5
 // class (HostCPUFactor), with IssueScale applied.
 func DefaultIssueCosts(d *spec.Device) spec.IssueCosts {
 	c := defaultIssueCosts
-	f := IssueScale * HostCPUFactor(d)
+	f := IssueScale * d.HostCPUFactor
 	c.Scale(f)
 	c.Source = fmt.Sprintf("default issue costs (%s host class, factor %.2f = fitted scale %.2f x CPU factor %.1f; sources in roofline/issuecost.go)",
-		d.Name, f, IssueScale, HostCPUFactor(d))
+		d.Name, f, IssueScale, d.HostCPUFactor)
 	return c
 }
 

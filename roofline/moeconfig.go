@@ -1,15 +1,13 @@
 package roofline
 
 import (
-	"fmt"
-
 	"github.com/ftk-dev/ftk/spec"
 )
 
 // vLLM runs the fused-MoE Triton kernel with the tiles of a tuned config
 // when its configs directory holds one for the layer's shape and the GPU
 // (vllm/model_executor/layers/fused_moe/configs/, get_moe_configs; the
-// files: vllmmoefiles.go), and with get_default_config's otherwise.
+// files: each device record's vllm_moe_configs, spec/devices/), and with get_default_config's otherwise.
 // Before vLLM PR #34846 (first released in v0.17.0) that default was, for
 // more tokens than local experts, BLOCK_SIZE_M/N/K 64/64/32 with
 // num_warps and num_stages left to Triton's defaults (fused_moe.py,
@@ -37,7 +35,7 @@ import (
 // config's padded MMA is priced at the default tiles' per-SM rate
 // (DefaultTileSMTFLOPS: 0.36 of the roof on an H100) beyond the
 // small-batch branch, unless vLLM of the era ships a tuned config for the
-// shape (vllmTunedMoEConfig). The rate is per SM because the tiles'
+// shape (tunedMoEConfig). The rate is per SM because the tiles'
 // operand loads bound it, not the tensor cores: an H20 SM (a quarter of
 // an H100's tensor rate) and an Ada SM compute below it and pay nothing
 // (vLLM PR #44152: on an H20 the old default ties tuned configs at
@@ -55,94 +53,40 @@ import (
 // So a config file counts if its name was on main before that date
 // (vllmEraFilesBefore), and an untuned layer runs the old default tiles.
 // The Qwen3-30B-A3B H100 files at TP1 (E=128, N=768), under TP8/EP8
-// (E=16, N=768) and EP2 (E=64, N=768) came after v0.27.1 (vllmmoefiles.go):
+// (E=16, N=768) and EP2 (E=64, N=768) came after v0.27.1 (spec/devices/h100.yaml):
 // no release of the era, nor up to v0.27.1, had them; TP4's (E=128,
 // N=192) came with vLLM PR #17328 (2025-04-28) and TP2's (E=128, N=384)
 // with vLLM PR #31201 (2026-03-28), after the era.
 const vllmEraFilesBefore = "2026-02-08"
 
-// vllmMoEConfigFile is one file of vLLM's fused-MoE configs directory,
-// named E=<experts>,N=<width>,device_name=<device>[,dtype=<dtype>]
-// [,block_shape=[<block>,<block>]].json (get_config_file_name), with the
-// date its name first appeared on vLLM's main ("" where only bounded)
-// and the change that added it (a PR number or commit).
-type vllmMoEConfigFile struct {
-	device          string
-	experts, widthN int
-	dtype           string
-	block           int
-	added, source   string
-}
-
-// fileName is the file's name as vLLM's get_config_file_name builds it.
-func (f vllmMoEConfigFile) fileName() string {
-	s := fmt.Sprintf("E=%d,N=%d,device_name=%s", f.experts, f.widthN, f.device)
-	if f.dtype != "" {
-		s += ",dtype=" + f.dtype
-	}
-	if f.block > 0 {
-		s += fmt.Sprintf(",block_shape=[%d,%d]", f.block, f.block)
-	}
-	return s + ".json"
-}
-
-// vllmDeviceNames is the device_name vLLM puts in a config file's name
-// for each device of ftk's catalog: torch.cuda.get_device_name with
-// spaces (and slashes) replaced by underscores, every H200 variant folded
-// to NVIDIA_H200 (get_config_file_name). The names are those of the
-// files in vLLM's directory for these GPUs (and the torch names in
-// spec/device.go's aliases); the RTX 4090 D's has no file, and the RTX 4090's
-// were not indexed (vllmmoefiles.go): on Ada the old default tiles cost
-// nothing (curves.go), so a tuned file changes no price there.
-var vllmDeviceNames = map[string]string{
-	"h100":       "NVIDIA_H100_80GB_HBM3",
-	"h100-pcie":  "NVIDIA_H100_PCIe",
-	"h200":       "NVIDIA_H200",
-	"h800":       "NVIDIA_H800",
-	"h20":        "NVIDIA_H20",
-	"a100":       "NVIDIA_A100-SXM4-80GB",
-	"a800":       "NVIDIA_A800-SXM4-80GB",
-	"l40s":       "NVIDIA_L40S",
-	"rtx4090":    "NVIDIA_GeForce_RTX_4090",
-	"rtx4090d":   "NVIDIA_GeForce_RTX_4090_D",
-	"rtxpro6000": "NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition",
-	"b200":       "NVIDIA_B200",
-}
-
-// vllmTunedMoEConfig says whether vLLM of the era ftk prices ships a
-// tuned config for a fused-MoE layer of experts local experts and expert
-// width widthN on the rank (vLLM's E and N: w2's shape, so under EP the
-// local experts at full width) on device, BF16 (dtype "") or FP8
-// (dtype "fp8_w8a8", block the quantization block, 0 per tensor), and
-// which file it is.
-func vllmTunedMoEConfig(device string, experts, widthN int, dtype string, block int) (vllmMoEConfigFile, bool) {
-	name, ok := vllmDeviceNames[device]
-	if !ok {
-		return vllmMoEConfigFile{}, false
-	}
-	f, ok := vllmEraMoEConfigs[vllmMoEConfigKey{name, experts, widthN, dtype, block}]
+// tunedMoEConfig says whether vLLM of the era ftk prices ships a tuned
+// config for a fused-MoE layer of experts local experts and expert width
+// widthN on the rank (vLLM's E and N: w2's shape, so under EP the local
+// experts at full width) on the device, BF16 (dtype "") or FP8 (dtype
+// "fp8_w8a8", block the quantization block, 0 per tensor), and which file
+// it is. The files are the device record's (spec.Device.VLLMMoEConfigs);
+// those on vLLM's main before vllmEraFilesBefore count.
+func (d *Device) tunedMoEConfig(experts, widthN int, dtype string, block int) (spec.VLLMMoEConfig, bool) {
+	f, ok := d.eraMoEConfigs[vllmMoEConfigKey{experts, widthN, dtype, block}]
 	return f, ok
 }
 
-// vllmMoEConfigKey is what get_config_file_name puts in a file's name.
+// vllmMoEConfigKey is what get_config_file_name puts in a file's name
+// beside the device's.
 type vllmMoEConfigKey struct {
-	device          string
 	experts, widthN int
 	dtype           string
 	block           int
 }
 
-// vllmEraMoEConfigs indexes the files of the era ftk prices by name (the
-// grouped GEMM asks for every layer of every step it prices).
-var vllmEraMoEConfigs = indexEraMoEConfigs(vllmMoEConfigFiles)
-
 // indexEraMoEConfigs maps the name of each file that was on vLLM's main
-// before vllmEraFilesBefore to the file.
-func indexEraMoEConfigs(files []vllmMoEConfigFile) map[vllmMoEConfigKey]vllmMoEConfigFile {
-	idx := make(map[vllmMoEConfigKey]vllmMoEConfigFile, len(files))
+// before vllmEraFilesBefore to the file (the grouped GEMM asks for every
+// layer of every step it prices).
+func indexEraMoEConfigs(files []spec.VLLMMoEConfig) map[vllmMoEConfigKey]spec.VLLMMoEConfig {
+	idx := make(map[vllmMoEConfigKey]spec.VLLMMoEConfig, len(files))
 	for _, f := range files {
-		if f.added != "" && f.added < vllmEraFilesBefore {
-			idx[vllmMoEConfigKey{f.device, f.experts, f.widthN, f.dtype, f.block}] = f
+		if f.Added != "" && f.Added < vllmEraFilesBefore {
+			idx[vllmMoEConfigKey{f.Experts, f.WidthN, f.Dtype, f.Block}] = f
 		}
 	}
 	return idx
@@ -163,7 +107,7 @@ func (r Roofline) moeTileEff(o *spec.Op, x []float64, fp8 bool) float64 {
 	if batchTokens(o, x) <= float64(max(o.LocalExperts, 1)) {
 		return 1
 	}
-	if _, tuned := vllmTunedMoEConfig(r.Device.Name, o.LocalExperts, o.ExpertWidth, "", 0); tuned {
+	if _, tuned := r.Device.tunedMoEConfig(o.LocalExperts, o.ExpertWidth, "", 0); tuned {
 		return 1
 	}
 	roofPerSM := c.ComputeEff * r.Device.PeakBF16TFLOPS / float64(r.Device.SMs)

@@ -95,10 +95,11 @@ func TestDefaultMoEConfigTiles(t *testing.T) {
 	}
 }
 
-// TestVLLMMoEConfigFileNames holds the recorded files to the names vLLM's
-// get_config_file_name builds: each row's name is one vLLM ships (checked
-// against names read in its tree and logs), no name twice, every device a
-// name of the catalog's, every date a date.
+// TestVLLMMoEConfigFileNames holds the device records' tuned files to the
+// names vLLM's get_config_file_name builds: each row's name is one vLLM
+// ships (checked against names read in its tree and logs), no name twice,
+// no vLLM device name twice (spec's record check holds each row's dtype,
+// date and change).
 func TestVLLMMoEConfigFileNames(t *testing.T) {
 	known := map[string]bool{
 		// PR #24700's log: "Using configuration from .../E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3.json".
@@ -108,29 +109,24 @@ func TestVLLMMoEConfigFileNames(t *testing.T) {
 		"E=8,N=3584,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json":              true,
 		"E=128,N=768,device_name=NVIDIA_B200.json":                                      true,
 	}
-	devices := map[string]bool{}
-	for _, n := range vllmDeviceNames {
-		devices[n] = true
-	}
 	seen := map[string]bool{}
-	for _, f := range vllmMoEConfigFiles {
-		name := f.fileName()
-		if seen[name] {
-			t.Errorf("%s listed twice", name)
+	devices := map[string]string{}
+	for _, n := range spec.DeviceNames() {
+		d, err := spec.LookupDevice(n)
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[name] = true
-		delete(known, name)
-		if !devices[f.device] {
-			t.Errorf("%s: device %q is no catalog device's vLLM name", name, f.device)
+		if other, dup := devices[d.VLLMDeviceName]; dup {
+			t.Errorf("%s and %s share vLLM's device name %s", other, n, d.VLLMDeviceName)
 		}
-		if f.added != "" && (len(f.added) != 10 || f.added[4] != '-' || f.added[7] != '-') {
-			t.Errorf("%s: added %q is not YYYY-MM-DD", name, f.added)
-		}
-		if f.source == "" {
-			t.Errorf("%s: no source", name)
-		}
-		if f.dtype != "" && f.dtype != "fp8_w8a8" {
-			t.Errorf("%s: dtype %q: vLLM looks BF16 files up without one, and ftk lists FP8 ones only", name, f.dtype)
+		devices[d.VLLMDeviceName] = n
+		for _, f := range d.VLLMMoEConfigs {
+			name := f.FileName(d.VLLMDeviceName)
+			if seen[name] {
+				t.Errorf("%s listed twice", name)
+			}
+			seen[name] = true
+			delete(known, name)
 		}
 	}
 	for name := range known {
@@ -187,18 +183,18 @@ func TestTunedMoEConfigsOfTheEra(t *testing.T) {
 		if gemm.LocalExperts != tc.e || gemm.ExpertWidth != tc.n {
 			t.Errorf("%s: E=%d, N=%d, want vLLM's E=%d, N=%d", name, gemm.LocalExperts, gemm.ExpertWidth, tc.e, tc.n)
 		}
-		f, tuned := vllmTunedMoEConfig(tc.device, gemm.LocalExperts, gemm.ExpertWidth, "", 0)
-		switch {
-		case tc.tuned == "" && tuned:
-			t.Errorf("%s: priced tuned (%s, %s), but vLLM of the era had no such file", name, f.fileName(), f.source)
-		case tc.tuned != "" && !tuned:
-			t.Errorf("%s: priced old default, but vLLM shipped %s from %s", name, tc.tuned, vllmEraFilesBefore)
-		case tuned && f.source != tc.tuned:
-			t.Errorf("%s: file from %s, want %s", name, f.source, tc.tuned)
-		}
 		d, err := LookupDevice(tc.device)
 		if err != nil {
 			t.Fatal(err)
+		}
+		f, tuned := d.tunedMoEConfig(gemm.LocalExperts, gemm.ExpertWidth, "", 0)
+		switch {
+		case tc.tuned == "" && tuned:
+			t.Errorf("%s: priced tuned (%s, %s), but vLLM of the era had no such file", name, f.FileName(d.VLLMDeviceName), f.Change)
+		case tc.tuned != "" && !tuned:
+			t.Errorf("%s: priced old default, but vLLM shipped %s from %s", name, tc.tuned, vllmEraFilesBefore)
+		case tuned && f.Change != tc.tuned:
+			t.Errorf("%s: file from %s, want %s", name, f.Change, tc.tuned)
 		}
 		if r := defaultOverTuned(t, d, *gemm, 4096); tuned && math.Abs(r-1) > 1e-12 {
 			t.Errorf("%s: tuned file, but the 4,096-token layer costs %.2fx a tuned config's", name, r)
