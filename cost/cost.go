@@ -126,13 +126,57 @@ type BatchShape struct {
 	// new prompt tokens and the tokens already cached before them.
 	PrefillChunks, PrefillContexts []int
 	// DecodeContexts is, per decoding sequence, the tokens already cached
-	// before the token it decodes.
+	// before the tokens it decodes.
 	DecodeContexts []int
+	// DecodeQueries is, per decoding sequence, the query tokens it runs
+	// this step: empty when every decoding sequence runs one (a plain
+	// decode), else k+1 for the verify pass of speculative decoding with k
+	// draft tokens. Tokens counts them all. A sequence of several query
+	// tokens attends as a chunk of them on its cached context (vLLM runs
+	// it through the varlen attention path: attentionSplit).
+	DecodeQueries []int
 }
 
+// Reset empties the shape, keeping its slices' memory.
 func (b *BatchShape) Reset() {
 	b.Tokens, b.Seqs = 0, 0
 	b.PrefillChunks = b.PrefillChunks[:0]
 	b.PrefillContexts = b.PrefillContexts[:0]
 	b.DecodeContexts = b.DecodeContexts[:0]
+	b.DecodeQueries = b.DecodeQueries[:0]
+}
+
+// DecodeTokens is the tokens the decoding sequences run: one each, or
+// their DecodeQueries.
+func (b *BatchShape) DecodeTokens() int {
+	if len(b.DecodeQueries) == 0 {
+		return len(b.DecodeContexts)
+	}
+	n := 0
+	for _, q := range b.DecodeQueries {
+		n += q
+	}
+	return n
+}
+
+// attentionSplit is the batch as attention runs it: the prefill chunks
+// with the multi-token decodes as chunks of their query tokens on their
+// contexts, and the one-token decodes' contexts. Without multi-token
+// decodes it is the shape's own slices; otherwise it fills s's.
+func (b *BatchShape) attentionSplit(s *BatchShape) (chunks, contexts, decodes []int) {
+	if len(b.DecodeQueries) == 0 {
+		return b.PrefillChunks, b.PrefillContexts, b.DecodeContexts
+	}
+	s.PrefillChunks = append(s.PrefillChunks[:0], b.PrefillChunks...)
+	s.PrefillContexts = append(s.PrefillContexts[:0], b.PrefillContexts...)
+	s.DecodeContexts = s.DecodeContexts[:0]
+	for i, k := range b.DecodeContexts {
+		if q := b.DecodeQueries[i]; q > 1 {
+			s.PrefillChunks = append(s.PrefillChunks, q)
+			s.PrefillContexts = append(s.PrefillContexts, k)
+		} else {
+			s.DecodeContexts = append(s.DecodeContexts, k)
+		}
+	}
+	return s.PrefillChunks, s.PrefillContexts, s.DecodeContexts
 }

@@ -151,7 +151,7 @@ func (h *hostModel) stage(s, pp int, b *BatchShape) (before, after, coreBefore, 
 		}
 		return 0, 0, 0, 0
 	}
-	decode := len(b.DecodeContexts)
+	decode := b.DecodeTokens()
 	p := h.parts(b.Seqs, b.Tokens-decode, decode)
 	before, coreBefore = p[hostPrepare]+p[hostHandoff], p[hostHandoff]
 	if s == 0 {

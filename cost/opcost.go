@@ -79,6 +79,9 @@ type OpCostModel struct {
 	matched  map[string]string
 	x        [2]float64
 	scratch  memoEntry
+	// split holds a step's attention batch when it has multi-token
+	// decodes (BatchShape.attentionSplit).
+	split BatchShape
 }
 
 // pricedOp is one op of a stage with its predictor (nil: roofline).
@@ -462,20 +465,21 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 		// small addition next to the real tokens' spread.
 		cm.routedCost(st, b.Tokens, c)
 	}
-	if len(b.PrefillChunks) > 0 {
+	chunks, contexts, decodes := b.attentionSplit(&cm.split)
+	if len(chunks) > 0 {
 		st.prefillSteps++
-		kv, chunk := spec.PrefillEquivalent(b.PrefillChunks, b.PrefillContexts)
+		kv, chunk := spec.PrefillEquivalent(chunks, contexts)
 		cm.attention(&st.prefill, kv, chunk, c)
 	}
-	if len(b.DecodeContexts) > 0 {
+	if len(decodes) > 0 {
 		st.decodeSteps++
-		n, kv := spec.DecodeEquivalent(b.DecodeContexts)
+		n, kv := spec.DecodeEquivalent(decodes)
 		st.decodeSeqSum += n
 		st.decodeCtxSum += kv
 		cm.attention(&st.decode, n, kv, c)
 	}
 	if w := cm.model.AttentionWindow; w > 0 {
-		cm.localAttention(st, b, w, c)
+		cm.localAttention(st, chunks, contexts, decodes, w, c)
 	}
 	// The CPU timeline beside the GPU's (issue.go): the same for KERNEL_ONLY
 	// and CUDA_EVENT times and the roofline (what each already holds is
@@ -514,24 +518,24 @@ func (cm *OpCostModel) OpSources() (predicted, roofline []string) {
 // localAttention prices the attention of local layers (sliding window,
 // chunked local attention): each sequence attends to at most w cached
 // tokens.
-func (cm *OpCostModel) localAttention(st *stageModel, b *BatchShape, w int, c *StepCost) {
-	if len(b.PrefillChunks) > 0 && len(st.prefillLocal.ops) > 0 {
+func (cm *OpCostModel) localAttention(st *stageModel, chunks, contexts, decodes []int, w int, c *StepCost) {
+	if len(chunks) > 0 && len(st.prefillLocal.ops) > 0 {
 		var sq, ck float64
-		for i, n := range b.PrefillChunks {
+		for i, n := range chunks {
 			sq += float64(n) * float64(n)
-			ck += float64(n) * float64(min(b.PrefillContexts[i], w))
+			ck += float64(n) * float64(min(contexts[i], w))
 		}
 		if sq > 0 {
 			chunk := math.Sqrt(sq)
 			cm.attention(&st.prefillLocal, ck/chunk, chunk, c)
 		}
 	}
-	if len(b.DecodeContexts) > 0 && len(st.decodeLocal.ops) > 0 {
+	if len(decodes) > 0 && len(st.decodeLocal.ops) > 0 {
 		var sum float64
-		for _, k := range b.DecodeContexts {
+		for _, k := range decodes {
 			sum += float64(min(k, w))
 		}
-		n := float64(len(b.DecodeContexts))
+		n := float64(len(decodes))
 		cm.attention(&st.decodeLocal, n, sum/n, c)
 	}
 }
