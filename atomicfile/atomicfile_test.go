@@ -24,20 +24,20 @@ func TestWrite(t *testing.T) {
 	for _, c := range cases {
 		err := Write(path, c.fill)
 		if (err != nil) != c.wantErr {
-			t.Fatalf("%s: err = %v", c.name, err)
+			t.Fatalf("INV-10: %s: err = %v", c.name, err)
 		}
 		got, rerr := os.ReadFile(path)
 		if rerr != nil || string(got) != c.want {
-			t.Fatalf("%s: file = %q, %v; want %q", c.name, got, rerr, c.want)
+			t.Fatalf("INV-10: %s: file = %q, %v; want %q", c.name, got, rerr, c.want)
 		}
 		fi, _ := os.Stat(path)
 		if fi.Mode().Perm() != 0o644 {
-			t.Errorf("%s: mode %v, want 0644", c.name, fi.Mode().Perm())
+			t.Errorf("INV-10: %s: mode %v, want 0644", c.name, fi.Mode().Perm())
 		}
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
-		t.Fatalf("temporary files left: %v", entries)
+		t.Fatalf("INV-10: temporary files left: %v", entries)
 	}
 }
 

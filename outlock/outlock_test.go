@@ -122,14 +122,14 @@ func TestTakeRemovesStaleTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(temp); !errors.Is(err, os.ErrNotExist) || l.StaleTemps != 1 {
-		t.Errorf("Take left the stale temporary file (stat: %v, removed %d)", err, l.StaleTemps)
+		t.Errorf("INV-10: Take left the stale temporary file (stat: %v, removed %d)", err, l.StaleTemps)
 	}
 	write() // the holder's own write in progress
 	if _, err := Take(dir, "second"); err == nil {
 		t.Fatal("a second Take succeeded")
 	}
 	if _, err := os.Stat(temp); err != nil {
-		t.Errorf("a failed Take removed the holder's temporary file: %v", err)
+		t.Errorf("INV-10: a failed Take removed the holder's temporary file: %v", err)
 	}
 	// Holdings: Interrupt removes the temporary files of held outputs and
 	// refuses new locks; a released lock is forgotten.
@@ -151,10 +151,10 @@ func TestTakeRemovesStaleTemps(t *testing.T) {
 	}
 	write()
 	if n, err := h.Interrupt(); err != nil || n != 1 {
-		t.Errorf("Interrupt = %d, %v; want 1 file removed", n, err)
+		t.Errorf("INV-10: Interrupt = %d, %v; want 1 file removed", n, err)
 	}
 	if _, err := os.Stat(otherTemp); err != nil {
-		t.Errorf("Interrupt removed a file of a released output: %v", err)
+		t.Errorf("INV-10: Interrupt removed a file of a released output: %v", err)
 	}
 	if _, err := h.Take(filepath.Join(t.TempDir(), "x"), "fifth"); err == nil {
 		t.Error("Take after Interrupt succeeded")

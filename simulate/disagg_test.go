@@ -114,18 +114,18 @@ func TestDecodeWaitsForBlocks(t *testing.T) {
 	rows := sink.byID()
 	for _, s := range log.steps {
 		if s.KVBlocksUsed > 70 {
-			t.Fatalf("%s step uses %d of 70 blocks", s.Role, s.KVBlocksUsed)
+			t.Fatalf("INV-4: %s step uses %d of 70 blocks", s.Role, s.KVBlocksUsed)
 		}
 	}
 	if first := log.steps[0]; first.Role != RolePrefill || first.PrefillSeqs != 2 {
-		t.Errorf("first step %+v, want the two prompts that fit", first)
+		t.Errorf("INV-4: first step %+v, want the two prompts that fit", first)
 	}
 	kv := sum.Metrics.KVTransfer
 	if kv == nil || kv.WaitMs.Count != 3 || kv.WaitMs.P50 != 0 || !(kv.WaitMs.P99 > 0) {
-		t.Fatalf("KV waits %+v: want the third request alone to wait", kv)
+		t.Fatalf("INV-4: KV waits %+v: want the third request alone to wait", kv)
 	}
 	if c := rows[2]; !(c.FirstTokenS > rows[0].FinishS) || c.Status != runresult.StatusCompleted || sum.Metrics.Preemptions != 0 {
-		t.Errorf("third request's first token at %g s, first request finished at %g s; %d preemptions", c.FirstTokenS, rows[0].FinishS, sum.Metrics.Preemptions)
+		t.Errorf("INV-4: third request's first token at %g s, first request finished at %g s; %d preemptions", c.FirstTokenS, rows[0].FinishS, sum.Metrics.Preemptions)
 	}
 }
 

@@ -59,16 +59,16 @@ func TestChunkedPrefillSplitsByBudget(t *testing.T) {
 			for i, c := range tc.chunks {
 				s := log.steps[i]
 				if s.Tokens != c || s.PrefillTokens != c || s.DecodeSeqs != 0 {
-					t.Fatalf("step %d: %d tokens (%d prefill, %d decodes), want a %d-token chunk", i, s.Tokens, s.PrefillTokens, s.DecodeSeqs, c)
+					t.Fatalf("INV-2: step %d: %d tokens (%d prefill, %d decodes), want a %d-token chunk", i, s.Tokens, s.PrefillTokens, s.DecodeSeqs, c)
 				}
 				ttft += price(t, cfg, prefillShape(c, ctx))
 				ctx += c
 			}
 			if next := log.steps[len(tc.chunks)]; next.DecodeSeqs != 1 || next.Tokens != 1 {
-				t.Errorf("step after the prompt: %+v, want one decode", next)
+				t.Errorf("INV-2: step after the prompt: %+v, want one decode", next)
 			}
 			if got := sink.rows[0].TTFTMs; !near(got, ttft*1e3) {
-				t.Errorf("TTFT %.6f ms, want the sum of the chunk steps %.6f ms", got, ttft*1e3)
+				t.Errorf("INV-2: TTFT %.6f ms, want the sum of the chunk steps %.6f ms", got, ttft*1e3)
 			}
 		})
 	}
@@ -102,16 +102,16 @@ func TestMaxNumSeqsHoldsBackWaiting(t *testing.T) {
 	_, sink, log, _ := simulate(t, cfg, reqs([3]float64{0, 100, 3}, [3]float64{0, 100, 5}, [3]float64{0, 100, 2}))
 	for i, s := range log.steps {
 		if s.Running > 2 || s.Seqs > 2 {
-			t.Fatalf("step %d runs %d sequences (%d running), max_num_seqs is 2", i, s.Seqs, s.Running)
+			t.Fatalf("INV-3: step %d runs %d sequences (%d running), max_num_seqs is 2", i, s.Seqs, s.Running)
 		}
 	}
 	rows := sink.byID()
 	// A finishes at the end of step 3 (prefill, 2 decodes); C is admitted at step 4.
 	if rows[2].FirstTokenS != log.steps[3].EndS {
-		t.Errorf("C's first token at %g s, want the end of step 4 (%g s)", rows[2].FirstTokenS, log.steps[3].EndS)
+		t.Errorf("INV-3: C's first token at %g s, want the end of step 4 (%g s)", rows[2].FirstTokenS, log.steps[3].EndS)
 	}
 	if rows[0].FinishS != log.steps[2].EndS {
-		t.Errorf("A finished at %g s, want the end of step 3 (%g s)", rows[0].FinishS, log.steps[2].EndS)
+		t.Errorf("INV-3: A finished at %g s, want the end of step 3 (%g s)", rows[0].FinishS, log.steps[2].EndS)
 	}
 }
 
@@ -134,48 +134,48 @@ func TestPreemptionWhenBlocksRunOut(t *testing.T) {
 			want = 1
 		}
 		if s.Preempted != want {
-			t.Errorf("step %d preempted %d requests, want %d", i+1, s.Preempted, want)
+			t.Errorf("INV-4: step %d preempted %d requests, want %d", i+1, s.Preempted, want)
 		}
 		if s.KVBlocksUsed > 6 {
-			t.Fatalf("step %d uses %d blocks of 6", i+1, s.KVBlocksUsed)
+			t.Fatalf("INV-4: step %d uses %d blocks of 6", i+1, s.KVBlocksUsed)
 		}
 	}
 	if s := log.steps[16]; s.KVBlocksUsed != 6 || s.DecodeSeqs != 2 {
-		t.Errorf("step 17: %d blocks used, %d decodes; want all 6 blocks and both decoding", s.KVBlocksUsed, s.DecodeSeqs)
+		t.Errorf("INV-4: step 17: %d blocks used, %d decodes; want all 6 blocks and both decoding", s.KVBlocksUsed, s.DecodeSeqs)
 	}
 	if s := log.steps[17]; s.Running != 1 || s.Waiting != 1 || s.KVBlocksUsed != 4 {
-		t.Errorf("step 18: running %d, waiting %d, %d blocks; want A running on 4 blocks, B waiting", s.Running, s.Waiting, s.KVBlocksUsed)
+		t.Errorf("INV-4: step 18: running %d, waiting %d, %d blocks; want A running on 4 blocks, B waiting", s.Running, s.Waiting, s.KVBlocksUsed)
 	}
 	if sum.Metrics.Preemptions != 1 || sum.Metrics.Completed != 2 {
-		t.Fatalf("%d preemptions, %d completed; want 1 and 2", sum.Metrics.Preemptions, sum.Metrics.Completed)
+		t.Fatalf("INV-4: %d preemptions, %d completed; want 1 and 2", sum.Metrics.Preemptions, sum.Metrics.Completed)
 	}
 	rows := sink.byID()
 	a, b := rows[0], rows[1]
 	if a.Preemptions != 0 || b.Preemptions != 1 || b.OutputTokens != 40 || b.Status != runresult.StatusCompleted {
-		t.Errorf("A %+v\nB %+v", a, b)
+		t.Errorf("INV-4: A %+v\nB %+v", a, b)
 	}
 	// A decodes alone from step 18 and finishes at step 40 (1 prefill + 39 decodes).
 	if a.FinishS != log.steps[39].EndS {
-		t.Errorf("A finished at %g, want the end of step 40 (%g)", a.FinishS, log.steps[39].EndS)
+		t.Errorf("INV-4: A finished at %g, want the end of step 40 (%g)", a.FinishS, log.steps[39].EndS)
 	}
 	// B recomputes its 49 tokens in step 41, then decodes its remaining 22 tokens.
 	if s := log.steps[40]; s.PrefillTokens != 49 || s.Seqs != 1 {
-		t.Errorf("step 41: %d prefill tokens in %d seqs, want B's 49-token recompute", s.PrefillTokens, s.Seqs)
+		t.Errorf("INV-4: step 41: %d prefill tokens in %d seqs, want B's 49-token recompute", s.PrefillTokens, s.Seqs)
 	}
 	last := log.steps[len(log.steps)-1]
 	if len(log.steps) != 40+1+22 || b.FinishS != last.EndS {
-		t.Errorf("%d steps, B finished at %g (last step ends %g); want 63 steps", len(log.steps), b.FinishS, last.EndS)
+		t.Errorf("INV-4: %d steps, B finished at %g (last step ends %g); want 63 steps", len(log.steps), b.FinishS, last.EndS)
 	}
 	if b.FirstTokenS != log.steps[0].EndS || !near(b.TPOTMs, (b.E2EMs-b.TTFTMs)/39) {
-		t.Errorf("B first token %g (want %g), TPOT %g", b.FirstTokenS, log.steps[0].EndS, b.TPOTMs)
+		t.Errorf("INV-4: B first token %g (want %g), TPOT %g", b.FirstTokenS, log.steps[0].EndS, b.TPOTMs)
 	}
 	// B's gap across its preemption is one inter-token latency: the largest.
 	if got := sum.Metrics.ITLMs.Count; got != 2*39 {
-		t.Errorf("%d ITL values, want 78", got)
+		t.Errorf("INV-4: %d ITL values, want 78", got)
 	}
 	stall := (log.steps[40].EndS - log.steps[16].EndS) * 1e3
 	if got := sim.col.itl.Max(); !near(got, stall) {
-		t.Errorf("largest ITL %g ms, want B's preemption stall %g ms", got, stall)
+		t.Errorf("INV-4: largest ITL %g ms, want B's preemption stall %g ms", got, stall)
 	}
 }
 
@@ -190,30 +190,30 @@ func TestTP2FasterByCostModel(t *testing.T) {
 	_, _, log1, _ := simulate(t, tp1, load)
 	_, _, log2, _ := simulate(t, tp2, load)
 	if len(log1.steps) != len(log2.steps) {
-		t.Fatalf("%d steps at TP1, %d at TP2: spaced arrivals should give the same batches", len(log1.steps), len(log2.steps))
+		t.Fatalf("INV-8: %d steps at TP1, %d at TP2: spaced arrivals should give the same batches", len(log1.steps), len(log2.steps))
 	}
 	for i := range log1.steps {
 		s1, s2 := log1.steps[i], log2.steps[i]
 		if s1.Tokens != s2.Tokens || s1.DecodeSeqs != s2.DecodeSeqs {
-			t.Fatalf("step %d differs in batch: %+v vs %+v", i, s1, s2)
+			t.Fatalf("INV-8: step %d differs in batch: %+v vs %+v", i, s1, s2)
 		}
 		d1, d2 := s1.EndS-s1.StartS, s2.EndS-s2.StartS
 		c1, c2 := s1.Stages[0].Cost, s2.Stages[0].Cost
 		gpuBound := c1.Ms[cost.CompLaunch] < c1.DeviceMs() && c2.Ms[cost.CompLaunch] < c2.DeviceMs()
 		if (gpuBound && !(d2 < d1)) || !near(d1, c1.TotalMs()/1e3) || !near(d2, c2.TotalMs()/1e3) {
-			t.Errorf("step %d: %g s at TP1, %g s at TP2; cost model %g and %g", i, d1, d2, c1.TotalMs()/1e3, c2.TotalMs()/1e3)
+			t.Errorf("INV-8: step %d: %g s at TP1, %g s at TP2; cost model %g and %g", i, d1, d2, c1.TotalMs()/1e3, c2.TotalMs()/1e3)
 		}
 		if c1.Ms[cost.CompTPComm] != 0 || !(c2.Ms[cost.CompTPComm] > 0) {
-			t.Errorf("step %d: all-reduce %g ms at TP1, %g ms at TP2", i, c1.Ms[cost.CompTPComm], c2.Ms[cost.CompTPComm])
+			t.Errorf("INV-8: step %d: all-reduce %g ms at TP1, %g ms at TP2", i, c1.Ms[cost.CompTPComm], c2.Ms[cost.CompTPComm])
 		}
 	}
 	// The first step is the 2048-token prefill: check it against the cost model directly.
 	want1, want2 := price(t, tp1, prefillShape(2048, 0)), price(t, tp2, prefillShape(2048, 0))
 	if d := log1.steps[0].EndS - log1.steps[0].StartS; !near(d, want1) {
-		t.Errorf("TP1 prefill %g s, cost model %g s", d, want1)
+		t.Errorf("INV-8: TP1 prefill %g s, cost model %g s", d, want1)
 	}
 	if d := log2.steps[0].EndS - log2.steps[0].StartS; !near(d, want2) {
-		t.Errorf("TP2 prefill %g s, cost model %g s", d, want2)
+		t.Errorf("INV-8: TP2 prefill %g s, cost model %g s", d, want2)
 	}
 	t.Logf("2048-token prefill: TP1 %.3f ms, TP2 %.3f ms (x%.2f)", want1*1e3, want2*1e3, want1/want2)
 }
@@ -280,12 +280,12 @@ func TestRejectLongerThanMaxModelLen(t *testing.T) {
 	sum, sink, _, _ := simulate(t, cfg, reqs([3]float64{0, 2000, 48}, [3]float64{0, 2000, 49}, [3]float64{1, 10, 10}))
 	rows := sink.byID()
 	if rows[0].Status != runresult.StatusCompleted || rows[1].Status != runresult.StatusRejected || rows[2].Status != runresult.StatusCompleted {
-		t.Errorf("statuses %s %s %s, want completed rejected completed", rows[0].Status, rows[1].Status, rows[2].Status)
+		t.Errorf("INV-7: statuses %s %s %s, want completed rejected completed", rows[0].Status, rows[1].Status, rows[2].Status)
 	}
 	if !math.IsNaN(rows[1].TTFTMs) || !math.IsNaN(rows[1].FinishS) {
-		t.Errorf("rejected request has times: %+v", rows[1])
+		t.Errorf("INV-7: rejected request has times: %+v", rows[1])
 	}
 	if m := sum.Metrics; m.Arrived != 3 || m.Completed != 2 || m.Rejected != 1 {
-		t.Errorf("arrived %d, completed %d, rejected %d", m.Arrived, m.Completed, m.Rejected)
+		t.Errorf("INV-7: arrived %d, completed %d, rejected %d", m.Arrived, m.Completed, m.Rejected)
 	}
 }

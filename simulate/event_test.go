@@ -30,11 +30,11 @@ func TestLoopOrder(t *testing.T) {
 	}
 	for i, v := range r.got {
 		if v != i {
-			t.Fatalf("delivery order %v, want 0..5", r.got)
+			t.Fatalf("INV-5: delivery order %v, want 0..5", r.got)
 		}
 	}
 	if l.Now() != 2 || l.Handled() != 6 || l.Pending() != 0 {
-		t.Errorf("now %g, handled %d, pending %d", l.Now(), l.Handled(), l.Pending())
+		t.Errorf("INV-5: now %g, handled %d, pending %d", l.Now(), l.Handled(), l.Pending())
 	}
 }
 
@@ -50,7 +50,7 @@ func TestLoopRandomOrder(t *testing.T) {
 	}
 	for i := 1; i < len(r.got); i++ {
 		if r.at[i] < r.at[i-1] || (r.at[i] == r.at[i-1] && r.got[i] < r.got[i-1]) {
-			t.Fatalf("event %d (t=%g, #%d) after event (t=%g, #%d)", i, r.at[i], r.got[i], r.at[i-1], r.got[i-1])
+			t.Fatalf("INV-5: event %d (t=%g, #%d) after event (t=%g, #%d)", i, r.at[i], r.got[i], r.at[i-1], r.got[i-1])
 		}
 	}
 }
@@ -63,7 +63,7 @@ func TestLoopRejectsPast(t *testing.T) {
 	l.Step()
 	defer func() {
 		if recover() == nil {
-			t.Error("no panic for an event in the past")
+			t.Error("INV-5: no panic for an event in the past")
 		}
 	}()
 	l.Schedule(0.5, PriorityEngine, r, 0, 1)

@@ -166,10 +166,10 @@ func TestSameSeedByteIdentical(t *testing.T) {
 		}
 		b, _ := os.ReadFile(filepath.Join(dirs[1], f))
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between two runs with the same seed", f)
+			t.Errorf("INV-9: %s differs between two runs with the same seed", f)
 		}
 		if c, _ := os.ReadFile(filepath.Join(dirs[2], f)); f == runresult.RequestsCSVFile && bytes.Equal(a, c) {
-			t.Errorf("%s is the same with another seed", f)
+			t.Errorf("INV-9: %s is the same with another seed", f)
 		}
 	}
 }
@@ -185,7 +185,7 @@ func TestFailedRunLeavesNoFiles(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 0 {
-		t.Errorf("failed run left %d files, e.g. %s", len(ents), ents[0].Name())
+		t.Errorf("INV-10: failed run left %d files, e.g. %s", len(ents), ents[0].Name())
 	}
 }
 

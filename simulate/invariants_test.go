@@ -24,15 +24,15 @@ func (c *checkSteps) ObserveStep(r *StepRecord) {
 	e := c.cfg
 	switch {
 	case r.Tokens > e.MaxNumBatchedTokens:
-		c.t.Fatalf("replica %d step %d: %d tokens, budget %d", r.Replica, r.Step, r.Tokens, e.MaxNumBatchedTokens)
+		c.t.Fatalf("INV-2: replica %d step %d: %d tokens, budget %d", r.Replica, r.Step, r.Tokens, e.MaxNumBatchedTokens)
 	case r.Seqs > e.MaxNumSeqs || r.Running > e.MaxNumSeqs:
-		c.t.Fatalf("replica %d step %d: %d sequences, %d running, max_num_seqs %d", r.Replica, r.Step, r.Seqs, r.Running, e.MaxNumSeqs)
+		c.t.Fatalf("INV-3: replica %d step %d: %d sequences, %d running, max_num_seqs %d", r.Replica, r.Step, r.Seqs, r.Running, e.MaxNumSeqs)
 	case r.KVBlocksUsed > r.KVBlocksTotal:
-		c.t.Fatalf("replica %d step %d: %d KV blocks of %d", r.Replica, r.Step, r.KVBlocksUsed, r.KVBlocksTotal)
+		c.t.Fatalf("INV-4: replica %d step %d: %d KV blocks of %d", r.Replica, r.Step, r.KVBlocksUsed, r.KVBlocksTotal)
 	case r.Tokens != r.PrefillTokens+r.DecodeSeqs || r.Seqs != r.PrefillSeqs+r.DecodeSeqs:
-		c.t.Fatalf("replica %d step %d: tokens %d != %d prefill + %d decodes", r.Replica, r.Step, r.Tokens, r.PrefillTokens, r.DecodeSeqs)
+		c.t.Fatalf("INV-2: replica %d step %d: tokens %d != %d prefill + %d decodes", r.Replica, r.Step, r.Tokens, r.PrefillTokens, r.DecodeSeqs)
 	case e.LongPrefillTokenThreshold > 0 && r.PrefillTokens > r.PrefillSeqs*e.LongPrefillTokenThreshold:
-		c.t.Fatalf("replica %d step %d: %d prefill tokens in %d sequences over the threshold %d", r.Replica, r.Step, r.PrefillTokens, r.PrefillSeqs, e.LongPrefillTokenThreshold)
+		c.t.Fatalf("INV-2: replica %d step %d: %d prefill tokens in %d sequences over the threshold %d", r.Replica, r.Step, r.PrefillTokens, r.PrefillSeqs, e.LongPrefillTokenThreshold)
 	}
 }
 
@@ -42,30 +42,30 @@ func checkConservation(t *testing.T, sum *runresult.Summary, rows []runresult.Re
 	t.Helper()
 	m := sum.Metrics
 	if m.Arrived != len(asked) || m.Completed+m.Rejected != m.Arrived || len(rows) != m.Arrived {
-		t.Fatalf("arrived %d (sent %d), completed %d, rejected %d, rows %d", m.Arrived, len(asked), m.Completed, m.Rejected, len(rows))
+		t.Fatalf("INV-1: arrived %d (sent %d), completed %d, rejected %d, rows %d", m.Arrived, len(asked), m.Completed, m.Rejected, len(rows))
 	}
 	var out int64
 	var e2e float64
 	seen := map[int]bool{}
 	for _, r := range rows {
 		if seen[r.RequestID] {
-			t.Fatalf("request %d reported twice", r.RequestID)
+			t.Fatalf("INV-1: request %d reported twice", r.RequestID)
 		}
 		seen[r.RequestID] = true
 		if r.Status != runresult.StatusCompleted {
 			continue
 		}
 		if r.OutputTokens != asked[r.RequestID] {
-			t.Fatalf("request %d: %d output tokens, asked %d", r.RequestID, r.OutputTokens, asked[r.RequestID])
+			t.Fatalf("INV-1: request %d: %d output tokens, asked %d", r.RequestID, r.OutputTokens, asked[r.RequestID])
 		}
 		if !(r.ArrivalS <= r.FirstTokenS && r.FirstTokenS <= r.FinishS) {
-			t.Fatalf("request %d: arrival %g, first token %g, finish %g out of order", r.RequestID, r.ArrivalS, r.FirstTokenS, r.FinishS)
+			t.Fatalf("INV-5: request %d: arrival %g, first token %g, finish %g out of order", r.RequestID, r.ArrivalS, r.FirstTokenS, r.FinishS)
 		}
 		out += int64(r.OutputTokens)
 		e2e += r.E2EMs / 1e3
 	}
 	if out != m.OutputTokens {
-		t.Errorf("rows hold %d output tokens, summary %d", out, m.OutputTokens)
+		t.Errorf("INV-1: rows hold %d output tokens, summary %d", out, m.OutputTokens)
 	}
 	for _, e := range sim.engines {
 		s := e.sched
@@ -73,17 +73,17 @@ func checkConservation(t *testing.T, sum *runresult.Summary, rows []runresult.Re
 			checkPool(t, s.pc)
 			for b, n := range s.pc.ref {
 				if n != 0 {
-					t.Fatalf("replica %d: block %d ends with %d references", e.id, b, n)
+					t.Fatalf("INV-4: replica %d: block %d ends with %d references", e.id, b, n)
 				}
 			}
 		}
 		if s.freeBlocks != s.totalBlocks || len(s.running) != 0 || s.waiting.len() != 0 || s.outstanding() != 0 {
-			t.Errorf("replica %d ends with %d of %d blocks free, %d running, %d waiting", e.id, s.freeBlocks, s.totalBlocks, len(s.running), s.waiting.len())
+			t.Errorf("INV-4: replica %d ends with %d of %d blocks free, %d running, %d waiting", e.id, s.freeBlocks, s.totalBlocks, len(s.running), s.waiting.len())
 		}
 	}
 	little := m.RequestThroughputPerS * (e2e / float64(m.Completed))
 	if math.Abs(m.MeanConcurrency-little)/little > 0.02 {
-		t.Errorf("Little's law: mean concurrency %g, throughput x mean E2E %g", m.MeanConcurrency, little)
+		t.Errorf("INV-6: Little's law: mean concurrency %g, throughput x mean E2E %g", m.MeanConcurrency, little)
 	}
 	t.Logf("%d requests, %d steps, %d preemptions; mean concurrency %.3f vs throughput x E2E %.3f", m.Arrived, m.Steps, m.Preemptions, m.MeanConcurrency, little)
 }
@@ -153,10 +153,10 @@ func TestStepDoesNotAllocate(t *testing.T) {
 		}
 		before := sim.engines[0].steps
 		if allocs := testing.AllocsPerRun(20000, func() { sim.loop.Step() }); allocs != 0 {
-			t.Errorf("%s: %g allocations per event", cfg.Model, allocs)
+			t.Errorf("INV-11: %s: %g allocations per event", cfg.Model, allocs)
 		}
 		if sim.engines[0].steps-before < 1000 || sim.err != nil {
-			t.Errorf("%s: only %d steps measured (err %v)", cfg.Model, sim.engines[0].steps-before, sim.err)
+			t.Errorf("INV-11: %s: only %d steps measured (err %v)", cfg.Model, sim.engines[0].steps-before, sim.err)
 		}
 	}
 }

@@ -51,16 +51,16 @@ func TestLatencyPercentilesBoundedMemory(t *testing.T) {
 			want := runresult.StatsOf(v)
 			g := c.got
 			if g.Count != n || want.Count != n || g.PercentileErrorPct != wantErr || math.Abs(g.Mean-want.Mean) > 1e-9*want.Mean {
-				t.Fatalf("n=%d %s: count %d (file %d), mean %g (file %g), error bound %g%%; want count %d, bound %g%%",
+				t.Fatalf("INV-12: n=%d %s: count %d (file %d), mean %g (file %g), error bound %g%%; want count %d, bound %g%%",
 					n, c.name, g.Count, want.Count, g.Mean, want.Mean, g.PercentileErrorPct, n, wantErr)
 			}
 			for _, p := range [][2]float64{{g.P50, want.P50}, {g.P90, want.P90}, {g.P95, want.P95}, {g.P99, want.P99}} {
 				if math.Abs(p[0]-p[1]) > wantErr/100*p[1]+1e-9 {
-					t.Errorf("n=%d %s: percentile %g, exact %g: beyond %g%%", n, c.name, p[0], p[1], wantErr)
+					t.Errorf("INV-12: n=%d %s: percentile %g, exact %g: beyond %g%%", n, c.name, p[0], p[1], wantErr)
 				}
 			}
 			if n > exactValues && g.P99 == want.P99 && g.P50 == want.P50 {
-				t.Errorf("n=%d %s: histogram percentiles equal the exact ones to the bit: is the histogram in use?", n, c.name)
+				t.Errorf("INV-12: n=%d %s: histogram percentiles equal the exact ones to the bit: is the histogram in use?", n, c.name)
 			}
 		}
 	}

@@ -71,19 +71,19 @@ func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
 		_, _, log1, _ := simulate(t, ep1, load)
 		_, _, log8, _ := simulate(t, ep8, load)
 		if len(log1.steps) != len(log8.steps) {
-			t.Fatalf("%s: %d steps at EP1, %d at EP8: spaced arrivals should give the same batches", routing, len(log1.steps), len(log8.steps))
+			t.Fatalf("INV-8: %s: %d steps at EP1, %d at EP8: spaced arrivals should give the same batches", routing, len(log1.steps), len(log8.steps))
 		}
 		for i := range log1.steps {
 			s1, s8 := log1.steps[i], log8.steps[i]
 			c1, c8 := s1.Stages[0].Cost, s8.Stages[0].Cost
 			if s1.Tokens != s8.Tokens || s1.DecodeSeqs != s8.DecodeSeqs {
-				t.Fatalf("%s step %d differs in batch", routing, i)
+				t.Fatalf("INV-8: %s step %d differs in batch", routing, i)
 			}
 			if !near(s1.EndS-s1.StartS, c1.TotalMs()/1e3) || !near(s8.EndS-s8.StartS, c8.TotalMs()/1e3) {
-				t.Fatalf("%s step %d: durations %g and %g s, cost models %g and %g ms", routing, i, s1.EndS-s1.StartS, s8.EndS-s8.StartS, c1.TotalMs(), c8.TotalMs())
+				t.Fatalf("INV-8: %s step %d: durations %g and %g s, cost models %g and %g ms", routing, i, s1.EndS-s1.StartS, s8.EndS-s8.StartS, c1.TotalMs(), c8.TotalMs())
 			}
 			if c1.Ms[cost.CompEPComm] != 0 || c8.Ms[cost.CompEPComm] != 0 || c1.Ms[cost.CompTPComm] != c8.Ms[cost.CompTPComm] {
-				t.Errorf("%s step %d: EP comm %g / %g ms, TP all-reduce %g / %g ms at EP1 / EP8", routing, i, c1.Ms[cost.CompEPComm], c8.Ms[cost.CompEPComm], c1.Ms[cost.CompTPComm], c8.Ms[cost.CompTPComm])
+				t.Errorf("INV-8: %s step %d: EP comm %g / %g ms, TP all-reduce %g / %g ms at EP1 / EP8", routing, i, c1.Ms[cost.CompEPComm], c8.Ms[cost.CompEPComm], c1.Ms[cost.CompTPComm], c8.Ms[cost.CompTPComm])
 			}
 		}
 		// The first step is the 2048-token prefill alone: with even routing
@@ -95,7 +95,7 @@ func TestEP1AndEP8DifferAsCostModel(t *testing.T) {
 			}{{ep1, log1}, {ep8, log8}} {
 				s := c.log.steps[0]
 				if want := price(t, c.cfg, prefillShape(2048, 0)); !near(s.EndS-s.StartS, want) {
-					t.Errorf("%s: 2048-token prefill %g s, cost model %g s", c.cfg.Layout, s.EndS-s.StartS, want)
+					t.Errorf("INV-8: %s: 2048-token prefill %g s, cost model %g s", c.cfg.Layout, s.EndS-s.StartS, want)
 				}
 			}
 		}

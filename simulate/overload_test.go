@@ -37,15 +37,15 @@ func TestOverloadWarning(t *testing.T) {
 		}
 		sum, err := sim.Run(src)
 		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+			t.Fatalf("INV-12: %s: %v", c.name, err)
 		}
 		o := sum.Metrics.Overload
 		if (o != nil) != c.want {
-			t.Errorf("%s: overload %+v, want %v", c.name, o, c.want)
+			t.Errorf("INV-12: %s: overload %+v, want %v", c.name, o, c.want)
 			continue
 		}
 		if o != nil && !(o.OfferedRatePerS > 1.1*o.CompletedRatePerS && o.WaitingLastQuarter > o.WaitingSecondQuarter) {
-			t.Errorf("%s: overload %+v: offered should exceed completed and the queue grow", c.name, o)
+			t.Errorf("INV-12: %s: overload %+v: offered should exceed completed and the queue grow", c.name, o)
 		}
 	}
 }

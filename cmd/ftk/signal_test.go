@@ -71,17 +71,17 @@ func TestSignalsRemoveTemporaryFiles(t *testing.T) {
 		err := cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
-			t.Errorf("%v: %v, want exit %d; stderr: %s", sig, err, 128+int(sig), stderr)
+			t.Errorf("INV-10: %v: %v, want exit %d; stderr: %s", sig, err, 128+int(sig), stderr)
 		}
 		if !strings.Contains(stderr.String(), "stopped by "+sig.String()+"; removed 2 temporary files") {
-			t.Errorf("%v: stderr %q does not say the 2 temporary files were removed", sig, stderr)
+			t.Errorf("INV-10: %v: stderr %q does not say the 2 temporary files were removed", sig, stderr)
 		}
 		entries, _ := os.ReadDir(out)
 		for _, e := range entries {
-			t.Errorf("%v: %s left in the output folder", sig, e.Name())
+			t.Errorf("INV-10: %v: %s left in the output folder", sig, e.Name())
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(out), ".sim.ftk-lock")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%v: the lock file is left beside the output (%v)", sig, err)
+			t.Errorf("INV-10: %v: the lock file is left beside the output (%v)", sig, err)
 		}
 	}
 
@@ -93,22 +93,22 @@ func TestSignalsRemoveTemporaryFiles(t *testing.T) {
 	cmd.Wait()
 	left := temps(t, out)
 	if len(left) != 2 {
-		t.Fatalf("SIGKILL left %v, want the two temporary requests files (the test needs them)", left)
+		t.Fatalf("INV-10: SIGKILL left %v, want the two temporary requests files (the test needs them)", left)
 	}
 	_, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--workload", "fixed:256x32", "--rate", "50",
 		"--num-requests", "50", "-o", out)
 	if code != 0 {
-		t.Fatalf("rerun after SIGKILL: exit %d: %s", code, errOut)
+		t.Fatalf("INV-10: rerun after SIGKILL: exit %d: %s", code, errOut)
 	}
 	if l := temps(t, out); len(l) != 0 {
-		t.Errorf("the rerun left the killed run's temporary files %v", l)
+		t.Errorf("INV-10: the rerun left the killed run's temporary files %v", l)
 	}
 	for _, f := range []string{"requests.csv", "requests.arrow", "summary.json", "config.yaml"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("rerun: %v", err)
+			t.Errorf("INV-10: rerun: %v", err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(out), ".sim.ftk-lock")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the rerun left its lock file (%v)", err)
+		t.Errorf("INV-10: the rerun left its lock file (%v)", err)
 	}
 }
