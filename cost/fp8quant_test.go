@@ -114,8 +114,8 @@ func TestFP8QuantPathsRefit(t *testing.T) {
 		fm, fb := quantMAPE(rows, h100.HBMGBps, p.FloorUs, p.BytesPerElem, false)
 		hm, hb := quantMAPE(rows, h100.HBMGBps, p.FloorUs, p.BytesPerElem, true)
 		gm, gb := quantMAPE(rows, h100.HBMGBps, 0, 0, true)
-		t.Logf("%s %s %s: %d rows; fitted %.1f%% (%+.1f%%), held out %.1f%% (%+.1f%%); GEMM alone held out %.1f%% (%+.1f%%)",
-			p.Table, p.Dtype, p.KernelSource, len(rows), fm, fb, hm, hb, gm, gb)
+		t.Logf("%s %s %s: %d rows; refit %.2f us + %.2f B/element; fitted %.1f%% (%+.1f%%), held out %.1f%% (%+.1f%%); GEMM alone held out %.1f%% (%+.1f%%)",
+			p.Table, p.Dtype, p.KernelSource, len(rows), floor, bpe, fm, fb, hm, hb, gm, gb)
 		if p.Table == "0.14.0" && hm > 10 {
 			t.Errorf("%s %s %s: held-out MAPE %.1f%% over 10%%", p.Table, p.Dtype, p.KernelSource, hm)
 		}

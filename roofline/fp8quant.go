@@ -41,8 +41,9 @@ type FP8QuantPath struct {
 // whose quantization is priced. Fitted by weighted least squares (relative
 // error) on H100 SXM rows, every fifth row (in file order) held out, with
 // the GEMM priced by the device model (FP8ComputeEff 0.6 unchanged: freed,
-// its fitted scale is 0.99 for the CUTLASS rows and 1.06 for the DeepGEMM
-// ones of 0.14.0, 1.02 for the CUTLASS rows of 0.24.0).
+// its fitted scale is 0.98-0.99 for the CUTLASS rows and 1.05-1.06 for
+// the DeepGEMM ones of 0.14.0, 1.01-1.02 for the CUTLASS rows of 0.24.0,
+// with and without the K loop's split, skinnygemm.go).
 var fp8QuantPaths = []FP8QuantPath{
 	// Collector at 5ef50c9 (vLLM 0.14.0, the H100 0.14.0 table): Fp8Config
 	// activation_scheme "static", weight transposed by hand; per-tensor
@@ -51,17 +52,17 @@ var fp8QuantPaths = []FP8QuantPath{
 	// x.float() * 1/scale, clamp, cast (27 bytes) at the 0.85 of HBM an
 	// element-wise kernel reaches.
 	{Table: "0.14.0", Dtype: "fp8", KernelSource: "vllm_default", Path: "static per-tensor quantization (unfused) + CUTLASS scaled_mm",
-		FloorUs: 8.92, BytesPerElem: 33.1},
+		FloorUs: 8.95, BytesPerElem: 33.29},
 	// Same collector: Fp8Config activation_scheme "dynamic" with 128x128
 	// weight blocks, VLLM_USE_DEEP_GEMM=1: per-token-group (1x128)
 	// quantization with its scales' layout + DeepGEMM, in a CUDA graph.
 	{Table: "0.14.0", Dtype: "fp8_block", KernelSource: "vllm_default", Path: "per-token-group 1x128 quantization + DeepGEMM block FP8",
-		FloorUs: 22.36, BytesPerElem: 41.25},
+		FloorUs: 22.38, BytesPerElem: 41.37},
 	// Collector at d5bad97 (vLLM 0.24.0): activation_scheme "dynamic",
 	// process_weights_after_loading called; dynamic per-tensor
 	// quantization (amax pass + quantize pass) + CUTLASS, in a CUDA graph.
 	{Table: "0.24.0", Dtype: "fp8", KernelSource: "CutlassFP8ScaledMMLinearKernel", Path: "dynamic per-tensor quantization + CUTLASS scaled_mm",
-		FloorUs: 3.02, BytesPerElem: 9.77},
+		FloorUs: 3.04, BytesPerElem: 9.81},
 }
 
 // LookupFP8QuantPath returns the quantization term of a kernel table's FP8

@@ -129,6 +129,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	}
 	memUs = math.Max(memUs, r.tileL2Us(o, x, c)) // tilel2.go
 	if iters := gemmKLoop(o); c.IterUs > 0 && iters > 0 {
+		if len(x) > 0 {
+			iters = r.splitKLoop(o, iters, x[0]) // skinnygemm.go
+		}
 		memUs = math.Max(memUs, iters*c.IterUs)
 		if c.WarmFloorUs > 0 && r.weightsInL2(o) {
 			// Weights still in the L2 from the block before (warml2.go).
@@ -304,12 +307,22 @@ func (r Roofline) waveUtilisation(tokens float64, n, k int) float64 {
 		return 1
 	}
 	padding := tokens * float64(n) / (tiles * tile.Rows * tile.Cols)
-	if tiles < sms {
-		split := math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
-		tiles *= split
-	}
+	tiles *= r.splitK(tokens, n, k)
 	waves := math.Ceil(tiles / sms)
 	return padding * tiles / (waves * sms)
+}
+
+// splitK is how many ways a GEMM with fewer output tiles than SMs splits
+// its K dimension (at least 256 of K a split): 1 when the tiles fill the
+// SMs.
+func (r Roofline) splitK(tokens float64, n, k int) float64 {
+	sms := float64(r.Device.SMs)
+	tile := gemmTile(r.Device.Curves.GEMMTiles, tokens, n, sms)
+	tiles := math.Ceil(tokens/tile.Rows) * math.Ceil(float64(n)/tile.Cols)
+	if tiles <= 0 || tiles >= sms {
+		return 1
+	}
+	return math.Max(1, math.Min(math.Floor(sms/tiles), math.Floor(float64(k)/256)))
 }
 
 // customAllReduce reports whether vLLM runs o as its custom all-reduce:

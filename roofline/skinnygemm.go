@@ -60,3 +60,34 @@ func gemmKLoop(o *spec.Op) float64 {
 	}
 	return math.Ceil(float64(o.K*max(o.ElemBytes, 1)) / gemmTileKBytes)
 }
+
+// Split K. Past 64 steps a GEMM of at most two 128-column tiles splits its
+// K loop over the idle SMs: on AIConfigurator's H100 SXM BF16 gemm rows
+// (vLLM 0.14.0, F.linear under a CUDA graph) a GEMM of 1-128 tokens and
+// 32-256 columns follows the K loop up to K = 3,584 (6.3 us, 56 steps)
+// and then stays at 5.9-6.6 us from K = 4,096 to 16,384, where one
+// block's loop would take 16.6 us; Frontier's H800 router GEMM at K =
+// 4,096 (64 steps) takes the whole loop (6.3-6.8 us, above). Wider GEMMs
+// do not split as far: at 16 tokens, 512 columns the rows grow 7.1, 7.7,
+// 8.4 us over K = 5,120, 6,144, 8,192 (the whole loop: 6.7-10.0 us), and
+// 768-1,024 columns likewise, so they keep the whole loop (a stated
+// approximation between the two). So such a block's loop is at most
+// kLoopSplitSteps steps or its share of a split over the idle SMs
+// (Roofline.splitK), whichever is more.
+
+// kLoopSplitSteps is the longest K loop a GEMM runs unsplit (64 steps of
+// 128 bytes: K = 4,096 in BF16).
+const kLoopSplitSteps = 64
+
+// kLoopSplitMaxN is the most output columns of a GEMM whose K loop splits.
+const kLoopSplitMaxN = 256
+
+// splitKLoop is the K steps one thread block of GEMM o runs over tokens
+// rows once the loop is split: iters when it is at most kLoopSplitSteps
+// or o has more than kLoopSplitMaxN columns.
+func (r Roofline) splitKLoop(o *spec.Op, iters, tokens float64) float64 {
+	if iters <= kLoopSplitSteps || o.N > kLoopSplitMaxN {
+		return iters
+	}
+	return math.Max(kLoopSplitSteps, math.Ceil(iters/r.splitK(tokens, o.N, o.K)))
+}
