@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/ftk-dev/ftk/simulate"
@@ -43,6 +44,23 @@ type Row struct {
 	CostPerMOutputTok float64
 	// ConfigRateRPS is the rate of the row's config.yaml.
 	ConfigRateRPS float64
+	// RateAtMostRPS bounds a pruned row's rate from above (the cutoff
+	// rate: by the monotone grid, whatever order the search ran in, the
+	// row failed at or below it, or ranked no better than the K-th).
+	RateAtMostRPS float64
+	// MarginPct is how far the rate lies above the question's
+	// (Settings.RateRPS), in percent.
+	MarginPct float64
+	// SeedRatesRPS are a ranked row's rates with each of the
+	// Settings.Seeds workload seeds (its own first); SeedMinRPS and
+	// SeedMaxRPS their range.
+	SeedRatesRPS           []float64
+	SeedMinRPS, SeedMaxRPS float64
+	// NextPct is the score's margin over the next ranked row, in
+	// percent; Close says that margin is inside the two rows' spread
+	// over seeds (the order of the two is not sure).
+	NextPct float64
+	Close   bool
 }
 
 // Report ranks a search's results.
@@ -107,12 +125,27 @@ func NewReport(s Settings, results []*Result) (*Report, error) {
 				r.CostPerMOutputTok = u / 3600 / (r.RateRPS * wl.meanOutputTokens) * 1e6
 			}
 			r.ConfigRateRPS = r.RateRPS
-		case r.Status == StatusOK || r.Status == StatusPruned:
+			if s.RateRPS > 0 {
+				r.MarginPct = 100 * (r.RateRPS/s.RateRPS - 1)
+				if s.pricesGiven() { // the price of serving the question's rate
+					r.CostPerMOutputTok = u / 3600 / (s.RateRPS * wl.meanOutputTokens) * 1e6
+				}
+			}
+		case r.Status == StatusOK || r.Status == StatusPruned || rep.Cutoff > 0 && r.AtRate != nil && r.AtRate.Pass:
+			// A candidate meeting the question's rate over a probe but not
+			// ranked was pruned, or failed the long run at that rate, or
+			// ranked below the K-th, as the order of the search had it:
+			// every one is reported alike, pruned below the cutoff.
 			k := g.ceil(rep.Cutoff * u)
 			r.Status, r.At, r.RateRPS, r.RateIndex, r.Score = StatusPruned, nil, 0, 0, 0
 			r.FailIndex = k
 			r.Reason = fmt.Sprintf("below the top %d: it needs %.4g req/s (%.4g req/s per GPU) to enter it", s.TopK, g.rate(k), g.rate(k)/float64(r.GPUs))
-			r.ConfigRateRPS = g.rate(k)
+			if s.RateRPS > 0 {
+				r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s over %d requests; ", s.RateRPS, wl.n) + r.Reason
+			}
+			r.ConfigRateRPS, r.RateAtMostRPS = g.rate(k), g.rate(k)
+		case r.FailRPS != 0:
+			r.ConfigRateRPS = r.FailRPS
 		case r.FailIndex != 0:
 			r.ConfigRateRPS = g.rate(r.FailIndex)
 		default:
@@ -176,6 +209,9 @@ func (rep *Report) curves(opts simulate.Options, workers int) ([][]Probe, error)
 // candidates again at lower rates, with opts, on workers goroutines (0:
 // one per CPU).
 func (rep *Report) WriteFiles(dir string, opts simulate.Options, workers int) error {
+	if err := rep.spread(opts, workers); err != nil {
+		return err
+	}
 	for _, r := range rep.Rows {
 		p := &prober{cfg: r.Candidate.Config(rep.s.Base), wl: rep.wl}
 		cfg := p.configAt(r.ConfigRateRPS).WithAbsolutePaths() // reruns from any working directory
@@ -212,13 +248,39 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
-// WriteCSV writes one row per candidate.
+func pct(v float64, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func closeMark(r *Row) string {
+	if r.Close {
+		return "yes"
+	}
+	return ""
+}
+
+// latencyProbe is the probe whose latencies a row shows: at the
+// question's rate when there is one (every candidate probed there), else
+// at the row's own rate.
+func (rep *Report) latencyProbe(r *Row) *Probe {
+	if rep.s.RateRPS > 0 {
+		return r.AtRate
+	}
+	return r.At
+}
+
+// WriteCSV writes one row per candidate; the latency columns are at the
+// question's rate (--rate) when there is one, else at the row's rate.
 func (rep *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"rank", "id", "status", "reason", "device", "mode", "gpus", "tp", "pp", "ep", "replicas",
 		"prefill_instances", "prefill_tp", "prefill_ep", "decode_instances", "decode_tp", "decode_ep",
 		"max_num_seqs", "max_num_batched_tokens", "execution_mode",
-		"rate_rps", "goodput_rps_per_gpu", "output_tok_s_per_gpu", "cost_per_m_output_tokens"}
+		"rate_rps", "rate_at_most_rps", "margin_pct", "rate_min_rps", "rate_max_rps", "vs_next_pct", "close",
+		"goodput_rps_per_gpu", "output_tok_s_per_gpu", "cost_per_m_output_tokens"}
 	for _, t := range rep.s.SLO {
 		head = append(head, t.Name())
 	}
@@ -242,11 +304,12 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 			rec = append(rec, itoa(l.TP), itoa(l.PP), itoa(l.EP), itoa(l.DP), "", "", "", "", "", "")
 		}
 		rec = append(rec, strconv.Itoa(c.MaxNumSeqs), strconv.Itoa(c.MaxNumBatchedTokens), c.ExecutionMode,
-			num(r.RateRPS), num(r.GoodputPerGPU), num(r.OutputTokPerSPerGPU), num(r.CostPerMOutputTok))
+			num(r.RateRPS), num(r.RateAtMostRPS), pct(r.MarginPct, r.Rank > 0 && rep.s.RateRPS > 0), num(r.SeedMinRPS), num(r.SeedMaxRPS),
+			pct(r.NextPct, r.Rank > 0 && r.Rank < len(rep.Ranked)), closeMark(r), num(r.GoodputPerGPU), num(r.OutputTokPerSPerGPU), num(r.CostPerMOutputTok))
 		for _, t := range rep.s.SLO {
 			v := math.NaN()
-			if r.At != nil {
-				v = r.At.Latency[t.Name()]
+			if at := rep.latencyProbe(r); at != nil {
+				v = at.Latency[t.Name()]
 			}
 			rec = append(rec, num(v))
 		}
@@ -259,39 +322,109 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// WriteTable prints the ranking and a count of the other candidates.
+// WriteTable prints the ranking, then every other candidate with its
+// rate's bound (pruned) or its reason (rejected), and a count of each.
 func (rep *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "RANK\tDEPLOYMENT\tDEVICE\tGPUS\tSEQS\tTOKENS\tEXECUTION\tREQ/S\tREQ/S/GPU\tOUT TOK/S/GPU\t$/M OUT TOK"
+	rateMode, seeds := rep.s.RateRPS > 0, rep.s.Seeds > 1
+	head := "RANK\tDEPLOYMENT\tDEVICE\tGPUS\tSEQS\tTOKENS\tEXECUTION\tREQ/S"
+	if rateMode {
+		head += "\tMARGIN"
+	}
+	if seeds {
+		head += fmt.Sprintf("\tREQ/S %d SEEDS\tVS NEXT", rep.s.Seeds)
+	}
+	head += "\tREQ/S/GPU\tOUT TOK/S/GPU\t$/M OUT TOK"
 	for _, t := range rep.s.SLO {
-		head += "\t" + t.Name()
+		if rateMode {
+			head += fmt.Sprintf("\t%s@%.4g", t.Name(), rep.s.RateRPS)
+		} else {
+			head += "\t" + t.Name()
+		}
 	}
 	fmt.Fprintln(tw, head+"\t")
+	anyClose := false
 	for _, r := range rep.Ranked {
 		c := &r.Candidate
 		cost := "-"
 		if !math.IsNaN(r.CostPerMOutputTok) {
 			cost = fmt.Sprintf("%.3f", r.CostPerMOutputTok)
 		}
-		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%s\t%.4g\t%.4g\t%.0f\t%s", r.Rank, c.Describe(), c.Device, r.GPUs,
-			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode, r.RateRPS, r.GoodputPerGPU, r.OutputTokPerSPerGPU, cost)
+		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%s\t%.4g", r.Rank, c.Describe(), c.Device, r.GPUs,
+			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode, r.RateRPS)
+		if rateMode {
+			line += fmt.Sprintf("\t%+.0f%%", r.MarginPct)
+		}
+		if seeds {
+			next := "-"
+			if r.Rank < len(rep.Ranked) {
+				next = fmt.Sprintf("%+.1f%%", r.NextPct)
+				if r.Close {
+					next += " ~"
+					anyClose = true
+				}
+			}
+			line += fmt.Sprintf("\t%.4g-%.4g\t%s", r.SeedMinRPS, r.SeedMaxRPS, next)
+		}
+		line += fmt.Sprintf("\t%.4g\t%.0f\t%s", r.GoodputPerGPU, r.OutputTokPerSPerGPU, cost)
+		at := rep.latencyProbe(r)
 		for _, t := range rep.s.SLO {
-			line += fmt.Sprintf("\t%.4g", r.At.Latency[t.Name()])
+			line += fmt.Sprintf("\t%.4g", at.Latency[t.Name()])
 		}
 		fmt.Fprintln(tw, line+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if anyClose {
+		fmt.Fprintf(w, "~: the margin over the next rank is inside the two rates' spread over %d seeds: their order is not sure\n", rep.s.Seeds)
+	}
 	n := map[string]int{}
+	var others []*Row
 	for _, r := range rep.Rows {
 		n[r.Status]++
+		if r.Rank == 0 {
+			others = append(others, r)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintln(w, "not ranked:")
+		var nb bytes.Buffer
+		tw = tabwriter.NewWriter(&nb, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  DEPLOYMENT\tDEVICE\tGPUS\tSEQS\tTOKENS\tEXECUTION\tSTATUS\tREQ/S\tWHY")
+		for _, r := range others {
+			c := &r.Candidate
+			rate, why := "-", r.Reason
+			if r.RateAtMostRPS > 0 { // the reason is the bound, said once below
+				rate, why = fmt.Sprintf("<= %.4g", r.RateAtMostRPS), ""
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", c.Describe(), c.Device, r.GPUs, c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode, r.Status, rate, why)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for line := range strings.Lines(nb.String()) { // no padding after the last word
+			if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+				return err
+			}
+		}
+		if n[StatusPruned] > 0 {
+			meets := ""
+			if rateMode {
+				meets = fmt.Sprintf(" (each meets the SLO at %.4g req/s)", rep.s.RateRPS)
+			}
+			fmt.Fprintf(w, "pruned%s: <= X is the rate it would need to enter the top %d, a bound on its own (--top more to search it)\n", meets, rep.s.TopK)
+		}
 	}
 	by := "goodput per GPU"
 	if rep.s.pricesGiven() {
 		by = "cost per output token"
 	}
-	_, err := fmt.Fprintf(w, "%d candidates: %d ranked (by %s), %d pruned below the top %d, %d rejected (reasons in %s)\n",
-		len(rep.Rows), len(rep.Ranked), by, n[StatusPruned], rep.s.TopK, n[StatusRejected], ResultsFile)
+	q := ""
+	if rateMode {
+		q = fmt.Sprintf(" meeting the SLO at %.4g req/s", rep.s.RateRPS)
+	}
+	_, err := fmt.Fprintf(w, "%d candidates: %d ranked%s (by %s), %d pruned below the top %d, %d rejected (reasons in %s)\n",
+		len(rep.Rows), len(rep.Ranked), q, by, n[StatusPruned], rep.s.TopK, n[StatusRejected], ResultsFile)
 	return err
 }

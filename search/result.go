@@ -37,6 +37,10 @@ type Result struct {
 	// FailIndex is the grid index of a probe that failed: the pruning
 	// probe (pruned), or the lowest rate tried (rejected for the SLO).
 	FailIndex int `json:"fail_index,omitempty"`
+	// FailRPS is the question's rate (Settings.RateRPS) when the
+	// candidate misses the SLO there; AtRate is its probe at that rate.
+	FailRPS float64 `json:"fail_rps,omitempty"`
+	AtRate  *Probe  `json:"at_rate,omitempty"`
 	// Probes is the number of simulations run.
 	Probes int `json:"probes"`
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"sync"
@@ -31,6 +32,14 @@ type Settings struct {
 	// TopK is how many of the best candidates are searched exactly; the
 	// others are pruned once they cannot enter the top K.
 	TopK int
+	// RateRPS, when set, is the question's arrival rate: only candidates
+	// that meet the SLO at it (over a probe and over a run ten times as
+	// long) are ranked, each with its highest rate (at least RateRPS).
+	RateRPS float64
+	// Seeds is how many workload seeds (Base's and the next ones) each
+	// ranked candidate's rate is searched with, to show its spread (0 or
+	// 1: only Base's).
+	Seeds int
 }
 
 // Options are how a search runs; they do not change its results.
@@ -66,9 +75,10 @@ func (s *Settings) checksum() (string, error) {
 		SLO   SLO
 		Tol   float64
 		TopK  int
+		Rate  float64 `json:",omitempty"`
 	}{s.Space.Model.Name, Space{Pools: s.Space.Pools, TP: s.Space.TP, PP: s.Space.PP, EP: s.Space.EP,
 		MaxNumSeqs: s.Space.MaxNumSeqs, MaxNumBatchedTokens: s.Space.MaxNumBatchedTokens,
-		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes, UseAll: s.Space.UseAll}, s.Base, s.SLO, s.RateTolerance, s.TopK})
+		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes, UseAll: s.Space.UseAll}, s.Base, s.SLO, s.RateTolerance, s.TopK, s.RateRPS})
 	if err != nil {
 		return "", err
 	}
@@ -228,12 +238,11 @@ feed:
 // short probe misses a slow overload, and the verdict must agree with
 // what a longer run of the chosen rate reports. A failed confirmation
 // jumps to just below the throughput that run completed.
-func confirmRate(g grid, p *prober, o *rateOutcome) error {
+func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
 	long := p.wl.longN()
 	if long <= p.wl.n {
 		return nil // a trace replayed in order has no more requests
 	}
-	lowK := g.ceil(gridMinRPS)
 	for k := o.best; k >= lowK; {
 		short, ok := o.probes[k]
 		if !ok {
@@ -277,6 +286,10 @@ func (s *Settings) validate() error {
 		return fmt.Errorf("search: rate tolerance must be in (0, 1), got %g", s.RateTolerance)
 	case s.TopK < 1:
 		return fmt.Errorf("search: top K must be at least 1, got %d", s.TopK)
+	case s.RateRPS < 0 || math.IsNaN(s.RateRPS) || math.IsInf(s.RateRPS, 0):
+		return fmt.Errorf("search: the question's rate must be a positive number of requests per second, got %g", s.RateRPS)
+	case s.Seeds < 0:
+		return fmt.Errorf("search: seeds must be at least 1, got %d", s.Seeds)
 	}
 	return nil
 }
@@ -292,24 +305,50 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 	g := grid{tol: s.RateTolerance}
 	u := units(c, s.Space.Pools)
 	th := top.threshold()
-	minK := 0
-	if th > 0 {
+	minK, hasMin := 0, th > 0
+	if hasMin {
 		minK = g.ceil(th * u)
 	}
-	o, err := searchRate(g, p.probe, g.ceil(float64(r.GPUs)), minK, th > 0)
-	if err == nil && o.found {
-		err = confirmRate(g, p, &o)
+	lowK := g.ceil(gridMinRPS)
+	if s.RateRPS > 0 {
+		ok, err := s.meetsRate(r, p)
+		if err != nil || !ok {
+			return r, err
+		}
+		// The rate found is at least the question's: start there.
+		lowK, hasMin = g.ceil(s.RateRPS), true
+		minK = max(minK, lowK)
 	}
-	r.Probes = len(o.probes) + o.confirms
+	o, err := searchRate(g, p.probe, g.ceil(float64(r.GPUs)), minK, hasMin)
+	if err == nil && o.found {
+		err = confirmRate(g, p, &o, lowK)
+	}
+	r.Probes += len(o.probes) + o.confirms
 	if err != nil {
 		return nil, err
+	}
+	if s.RateRPS > 0 && !o.found && (!o.pruned || o.cut == lowK) {
+		// It holds at the question's rate but at no grid rate above it:
+		// its rate is the question's, if that enters the top K.
+		if th > 0 && s.RateRPS/u < th {
+			r.Status, r.FailIndex = StatusPruned, lowK
+			r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s but not at %.4g; below the top %d", s.RateRPS, g.rate(lowK), s.TopK)
+			return r, nil
+		}
+		if ok, err := s.holdsLong(r, p); err != nil || !ok {
+			return r, err
+		}
+		at := *r.AtRate
+		r.Status, r.RateRPS, r.At = StatusOK, s.RateRPS, &at
+		r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s, not at %.4g", s.RateRPS, g.rate(lowK))
+		top.add(r.RateRPS / u)
+		return r, nil
 	}
 	switch {
 	case o.pruned:
 		r.Status, r.FailIndex = StatusPruned, o.cut
 		r.Reason = fmt.Sprintf("misses the SLO at %.4g req/s (%s), the rate it needs to enter the top %d", g.rate(o.cut), o.probes[o.cut].Why, s.TopK)
 	case !o.found && !o.unconfirmed:
-		lowK := g.ceil(gridMinRPS)
 		r.Status, r.FailIndex = StatusRejected, lowK
 		r.Reason = fmt.Sprintf("misses the SLO even at %.4g req/s (%s)", g.rate(lowK), o.probes[lowK].Why)
 	case !o.found:
@@ -327,4 +366,45 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		top.add(r.RateRPS / u)
 	}
 	return r, nil
+}
+
+// meetsRate asks the fixed-rate question of a candidate: does it meet the
+// SLO at s.RateRPS over a probe? A candidate that does not is rejected,
+// with the reason and the probe. The run ten times as long that confirms
+// it comes later, at the rate found (which implies the question's), or at
+// the question's rate where no grid rate above it holds (holdsLong): one
+// that cannot enter the top K never pays for it.
+func (s *Settings) meetsRate(r *Result, p *prober) (bool, error) {
+	at, err := p.probe(s.RateRPS)
+	r.Probes++
+	if err != nil {
+		return false, fmt.Errorf("at %.4g req/s: %w", s.RateRPS, err)
+	}
+	r.AtRate = &at
+	if !at.Pass {
+		r.Status, r.FailRPS = StatusRejected, s.RateRPS
+		r.Reason = fmt.Sprintf("misses the SLO at %.4g req/s (%s)", s.RateRPS, at.Why)
+		return false, nil
+	}
+	return true, nil
+}
+
+// holdsLong confirms the question's rate over a run ten times a probe's;
+// a candidate failing it is rejected.
+func (s *Settings) holdsLong(r *Result, p *prober) (bool, error) {
+	long := p.wl.longN()
+	if long <= p.wl.n {
+		return true, nil
+	}
+	pr, err := p.probeN(s.RateRPS, long)
+	r.Probes++
+	if err != nil {
+		return false, fmt.Errorf("at %.4g req/s over %d requests: %w", s.RateRPS, long, err)
+	}
+	if !pr.Pass {
+		r.Status, r.FailRPS = StatusRejected, s.RateRPS
+		r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s over %d requests, not over %d (%s)", s.RateRPS, p.wl.n, long, pr.Why)
+		return false, nil
+	}
+	return true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +36,17 @@ queue bounded and meets every SLO target (rates on a grid --rate-tolerance
 apart), replaying the same requests. Candidates that cannot enter the top
 --top are pruned after one simulation. With --cost-per-gpu-hour for every
 device the ranking is by cost per output token, else by goodput per GPU.
+MoE replicas are generated only as the simulator runs them (EP = 1 or
+EP = TP x DP, no PP); --use-all keeps the deployments using every GPU given.
+
+The fixed-rate question, --rate R: only deployments that meet every target
+at R req/s (over a probe and a run ten times as long) are ranked, each with
+its highest rate, its margin over R and its latencies at R; the others say
+the rate they miss. --seeds N searches each ranked rate again with N-1 more
+workload seeds: the table shows the range, and a ~ marks an answer whose
+margin over the next is inside the two ranges. --vllm-version,
+--calibration, --async-scheduling and --moe-routing/--moe-skew/--moe-histogram
+are passed to every simulation, as simulate takes them.
 
 Outputs in -o DIR: results.csv (one row per candidate, with the reason a
 pruned or rejected one was left out), pareto.png (goodput per GPU against each
@@ -48,6 +60,7 @@ same command without --shard merges them.
 Examples:
   ftk search --model llama-3.1-8b --workload splitwise-conv --gpus h100:2 --slo ttft_p95_ms=500,tpot_p95_ms=30 --max-num-seqs 128,256 --max-num-batched-tokens 2048,8192 --execution-modes cuda-graph --num-requests 1000 -o search-out
   ftk search --model qwen3-30b-a3b --trace testdata/traces/splitwise_code.csv --num-requests 500 --gpus h100:8,h200:8 --cost-per-gpu-hour h100=2.5,h200=3.5 --slo ttft_p95_ms=1000,tpot_p95_ms=50 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen
+  ftk search --model qwen3-30b-a3b --workload splitwise-conv --num-requests 300 --gpus h100:8 --use-all --modes colocated --tp 1,8 --rate 10 --slo tpot_p95_ms=50 --seeds 2 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen-10rps
   ftk search --model llama-3.1-8b --workload fixed:1024x256 --gpus h100:8 --slo ttft_p95_ms=300,tpot_p95_ms=25 --emit slurm --shards 8 -o /shared/search > search.sbatch`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "model: catalog name or config.json path (required)"},
@@ -69,6 +82,14 @@ Examples:
 			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
 			&cli.BoolFlag{Name: "use-all", Usage: "only deployments that use every GPU of their --gpus pool"},
 			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
+			&cli.FloatFlag{Name: "rate", Aliases: []string{"request-rate"}, Usage: "the fixed-rate question: rank only deployments that meet the SLO at this many requests/s (over a probe and a run ten times as long), each with its highest rate and its margin over this one"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "search each ranked deployment's rate with this many workload seeds (--seed and the next ones): its spread, and a ~ on answers whose margin over the next is inside it"},
+			&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (as simulate)"},
+			&cli.StringFlag{Name: "calibration", Usage: "calibration YAML from 'ftk validate calibrate' applied to every simulation (as simulate)"},
+			&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling; default as --vllm-version says)"},
+			&cli.StringFlag{Name: "moe-routing", Usage: "MoE routing: skewed, uniform, replay (--moe-histogram) or even (as simulate)"},
+			&cli.FloatFlag{Name: "moe-skew", Usage: "Zipf exponent of skewed MoE routing (as simulate)"},
+			&cli.StringFlag{Name: "moe-histogram", Usage: "per-layer expert histogram CSV that replay routing follows (as simulate)"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rank this many; the others are pruned once they cannot enter the top"},
 			&cli.FloatFlag{Name: "rate-tolerance", Value: 0.02, Usage: "neighbouring rates tried differ by this factor (0.02: 2%)"},
 			&cli.IntFlag{Name: "workers", Usage: "candidates searched in parallel (0: one per CPU)"},
@@ -108,6 +129,9 @@ func searchSettings(cmd *cli.Command) (search.Settings, error) {
 	base.Model = cmd.String("model")
 	base.Bundle = cmd.String("bundle")
 	base.Engine.MaxModelLen = cmd.Int("max-model-len")
+	if err := searchSimOptions(cmd, &base); err != nil {
+		return s, err
+	}
 	w := &base.Workload
 	w.Workload, w.Trace, w.NumRequests, w.Seed = cmd.String("workload"), cmd.String("trace"), cmd.Int("num-requests"), cmd.Uint64("seed")
 	switch {
@@ -127,7 +151,44 @@ func searchSettings(cmd *cli.Command) (search.Settings, error) {
 	if !(s.RateTolerance > 0 && s.RateTolerance < 1) {
 		return s, usageError("--rate-tolerance must be in (0, 1), got %g", s.RateTolerance)
 	}
+	if cmd.IsSet("rate") {
+		if s.RateRPS = cmd.Float("rate"); !(s.RateRPS >= 1e-6) || math.IsInf(s.RateRPS, 1) {
+			return s, usageError("--rate must be a number of requests per second of at least 1e-6, got %g", s.RateRPS)
+		}
+	}
+	if s.Seeds = cmd.Int("seeds"); s.Seeds < 1 {
+		return s, usageError("--seeds must be at least 1, got %d", s.Seeds)
+	}
 	return s, nil
+}
+
+// searchSimOptions passes the simulate options that change a search's
+// answer to every simulation: the vLLM release (its engine defaults; the
+// execution mode is the candidate's), a calibration, async scheduling and
+// MoE routing.
+func searchSimOptions(cmd *cli.Command, base *runresult.Config) error {
+	base.VLLMVersion = cmd.String("vllm-version")
+	if cmd.IsSet("async-scheduling") {
+		base.Engine.AsyncScheduling = cmd.Bool("async-scheduling")
+	}
+	if err := base.ApplyVLLMDefaults(true, cmd.IsSet("async-scheduling")); err != nil {
+		return usageError("--vllm-version: %v", err)
+	}
+	if cmd.IsSet("moe-routing") {
+		base.MoE.Routing = cmd.String("moe-routing")
+	}
+	if cmd.IsSet("moe-skew") {
+		base.MoE.Skew = cmd.Float("moe-skew")
+	}
+	base.MoE.Histogram = cmd.String("moe-histogram")
+	if p := cmd.String("calibration"); p != "" {
+		c, err := runresult.LoadCalibration(p)
+		if err != nil {
+			return err
+		}
+		base.Calibration = c
+	}
+	return nil
 }
 
 func runSearch(ctx context.Context, cmd *cli.Command) error {

@@ -105,6 +105,9 @@ func TestSearchBadInput(t *testing.T) {
 		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p97_ms=5", "--workload", "fixed:10x10"}, "p95"},
 		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p95_ms=5", "--workload", "fixed:10x10", "--cost-per-gpu-hour", "h200=3"}, "no price for h100"},
 		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p95_ms=5", "--workload", "fixed:10x10", "--shard", "3/3"}, "--shard"},
+		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p95_ms=5", "--workload", "fixed:10x10", "--rate", "0"}, "--rate"},
+		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p95_ms=5", "--workload", "fixed:10x10", "--seeds", "0"}, "--seeds"},
+		{[]string{"search", "--model", "llama-3.1-8b", "--gpus", "h100:8", "--slo", "ttft_p95_ms=5", "--workload", "fixed:10x10", "--vllm-version", "x"}, "--vllm-version"},
 	} {
 		_, errOut, code := ftk(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
@@ -170,6 +173,45 @@ func TestSearchResumesAfterSIGKILL(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(whole, f))
 		if len(a) == 0 || string(a) != string(b) {
 			t.Errorf("%s differs between the resumed and the uninterrupted search", f)
+		}
+	}
+}
+
+// The fixed-rate question on the command line: --rate ranks the
+// deployments meeting the SLO there with their margin and latencies at the
+// rate, --seeds gives each its spread, --use-all keeps the two-GPU
+// deployments, and the simulate options reach every candidate's
+// config.yaml.
+func TestSearchFixedRateCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	out, errOut, code := ftk(t, searchArgs(dir, "--rate", "20", "--seeds", "2", "--use-all", "--vllm-version", "0.14.0", "--async-scheduling=false", "--moe-skew", "0.5")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"MARGIN", "REQ/S 2 SEEDS", "VS NEXT", "ttft_p95_ms@20", "ranked meeting the SLO at 20 req/s", "misses the SLO at 20 req/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "    1  ") && strings.Contains(out, "  h100     1  ") {
+		t.Errorf("--use-all ranked a one-GPU deployment:\n%s", out)
+	}
+	ids, err := os.ReadDir(filepath.Join(dir, "candidates"))
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("no candidates: %v", err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "candidates", ids[0].Name(), "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"vllm_version: 0.14.0", "async_scheduling: false", "skew: 0.5"} {
+		if !strings.Contains(string(cfg), want) {
+			t.Errorf("config.yaml lacks %q:\n%s", want, cfg)
+		}
+	}
+	for _, id := range ids {
+		if strings.Contains(id.Name(), "tp1pp1ep1-dp1") {
+			t.Errorf("--use-all searched %s, a one-GPU deployment of two", id.Name())
 		}
 	}
 }
