@@ -234,45 +234,76 @@ feed:
 }
 
 // confirmRate checks the rate a candidate's probes found with a run of
-// longN requests, and walks down the grid until a rate holds there too: a
-// short probe misses a slow overload, and the verdict must agree with
-// what a longer run of the chosen rate reports. A failed confirmation
-// jumps to just below the throughput that run completed.
+// longN requests: a short probe misses a slow overload, and the verdict
+// must agree with what a longer run of the chosen rate reports. Where the
+// long run fails, the highest rate that holds over both runs is found
+// below it: steps that double (the first to just below the throughput the
+// long run completed, when it ran to the end) until one holds, then
+// bisection, so a few long runs suffice.
 func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
 	long := p.wl.longN()
 	if long <= p.wl.n {
 		return nil // a trace replayed in order has no more requests
 	}
-	for k := o.best; k >= lowK; {
+	// holds runs the short probe (kept in o.probes) then the long one.
+	holds := func(k int) (bool, float64, error) {
 		short, ok := o.probes[k]
 		if !ok {
 			var err error
 			if short, err = p.probe(g.rate(k)); err != nil {
-				return fmt.Errorf("at %.4g req/s: %w", g.rate(k), err)
+				return false, 0, fmt.Errorf("at %.4g req/s: %w", g.rate(k), err)
 			}
 			o.probes[k] = short
 		}
-		next := k - 1
-		if short.Pass {
-			o.confirms++
-			pr, err := p.probeN(g.rate(k), long)
-			if err != nil {
-				return fmt.Errorf("at %.4g req/s over %d requests: %w", g.rate(k), long, err)
-			}
-			if pr.Pass {
-				o.best = k
-				return nil
-			}
-			if o.why == "" {
-				o.why = pr.Why
-			}
-			if pr.completedRPS > 0 {
-				next = min(next, g.ceil(pr.completedRPS)-1)
-			}
+		if !short.Pass {
+			return false, 0, nil
 		}
-		k = next
+		o.confirms++
+		pr, err := p.probeN(g.rate(k), long)
+		if err != nil {
+			return false, 0, fmt.Errorf("at %.4g req/s over %d requests: %w", g.rate(k), long, err)
+		}
+		if !pr.Pass && o.why == "" {
+			o.why = pr.Why
+		}
+		return pr.Pass, pr.completedRPS, nil
 	}
-	o.found, o.unconfirmed, o.cut = false, true, o.best
+	ok, done, err := holds(o.best)
+	if err != nil || ok {
+		return err
+	}
+	hi, lo, found := o.best, 0, false
+	k, step := hi-1, 1
+	if done > 0 {
+		k = min(k, g.ceil(done)-1)
+	}
+	for k >= lowK {
+		if ok, _, err = holds(k); err != nil {
+			return err
+		}
+		if ok {
+			lo, found = k, true
+			break
+		}
+		hi, step = k, 2*step
+		k = max(hi-step, lowK-1)
+	}
+	if !found {
+		o.found, o.unconfirmed, o.cut = false, true, o.best
+		return nil
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok, _, err = holds(mid); err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	o.best = lo
 	return nil
 }
 
