@@ -73,3 +73,55 @@ func BenchmarkSearch(b *testing.B) {
 			len(out.Results), n[StatusOK], n[StatusPruned], n[StatusRejected], len(rep.Ranked), probes, len(rep.Ranked)*len(curveFractions), wall.Seconds(), cpu, runtime.GOMAXPROCS(0), rep.Ranked[0].ID, rep.Ranked[0].GoodputPerGPU)
 	}
 }
+
+// BenchmarkQwenRateQuestion is issue 34's question as one command: which
+// layout of Qwen3-30B-A3B on 8 H100s (all of them used) serves the
+// Splitwise conversation workload best at 10 req/s under a P95 TPOT of
+// 50 ms (ftk search --model qwen3-30b-a3b --workload splitwise-conv --gpus
+// h100:8 --use-all --rate 10 --slo tpot_p95_ms=50, its default engine
+// limits, execution modes and serving modes, 2,000 requests a probe). It
+// prints the candidates, what became of them, the simulations, and the
+// wall and CPU time (target: under 2 minutes on 2 cores).
+func BenchmarkQwenRateQuestion(b *testing.B) {
+	m, err := spec.LookupModel("qwen3-30b-a3b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	slo, _ := ParseSLO("tpot_p95_ms=50")
+	base := runresult.DefaultConfig()
+	base.Model = m.Name
+	base.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", NumRequests: 2000, Seed: 1}
+	s := Settings{
+		Space: Space{Model: m, Pools: []Pool{{Device: "h100", GPUs: 8}}, UseAll: true,
+			MaxNumSeqs: []int{64, 128, 256, 512}, MaxNumBatchedTokens: []int{2048, 4096, 8192, 16384},
+			ExecutionModes: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Modes: []string{runresult.ModeColocated, runresult.ModeDisaggregated}},
+		Base: base, SLO: slo, RateTolerance: 0.02, TopK: 10, RateRPS: 10,
+	}
+	for b.Loop() {
+		dir := b.TempDir()
+		t0, cpu0 := time.Now(), cpuSeconds(b)
+		out, err := Run(context.Background(), s, Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep, err := NewReport(s, out.Results)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rep.WriteFiles(dir, simulate.Options{}, 0); err != nil {
+			b.Fatal(err)
+		}
+		wall, cpu := time.Since(t0), cpuSeconds(b)-cpu0
+		probes, n := 0, map[string]int{}
+		for _, r := range out.Results {
+			probes += r.Probes
+			n[r.Status]++
+		}
+		best := "none"
+		if len(rep.Ranked) > 0 {
+			best = fmt.Sprintf("%s at %.4g req/s", rep.Ranked[0].ID, rep.Ranked[0].RateRPS)
+		}
+		fmt.Printf("qwen3-30b-a3b on 8 x h100 at 10 req/s: %d candidates (%d searched fully, %d pruned, %d rejected; %d ranked), %d simulations, %.0f s wall, %.0f CPU-s on %d cores (target < 120 s wall on 2; on a shared machine CPU-s / 2 is the wall time of 2 idle cores); best %s\n",
+			len(out.Results), n[StatusOK], n[StatusPruned], n[StatusRejected], len(rep.Ranked), probes, wall.Seconds(), cpu, runtime.GOMAXPROCS(0), best)
+	}
+}
