@@ -203,7 +203,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 		set(r.prefix+"-ep", func() { r.l.EP = cmd.Int(r.prefix + "-ep") })
 	}
 	if cmd.IsSet("stages") && cmd.IsSet("rate") && cmd.Float("rate") != 0 {
-		return cfg, usageError("simulate: give --rate or --stages, not both: --stages gives the rates")
+		return cfg, usageError("simulate: give a rate or rate stages, not both: --stages gives the rates, so drop --rate")
 	}
 	if cmd.IsSet("trace") && cmd.IsSet("workload") {
 		return cfg, usageError("simulate: give --trace or --workload, not both")
