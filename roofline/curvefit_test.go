@@ -180,7 +180,7 @@ func kernelFields(c *Curve, k KernelClass, arch string, legacy, pastL2 bool) []f
 	// before the K loop came in (curves.go says why); the K loop's
 	// IterUs is fitted, and so are the warm terms of the profiles that
 	// repeat one block (warml2.go). TileL2GBps is held: it was chosen by a
-	// scan on the calibration rows (tilel2.go, README).
+	// scan on the calibration rows (tilel2.go, docs/device-model.md).
 	if k == ClassGEMM && arch == spec.ArchHopper {
 		if c.IterUs == 0 {
 			c.IterUs = 0.05

@@ -31,7 +31,7 @@ func archCurves(arch string) Curves {
 		// No old-default fused-MoE time on a Blackwell GPU was read (vLLM
 		// PR #31448's B200 log has one; only its 1-8-token rows, in the
 		// small-batch branch, were seen), and the one Blackwell MoE run
-		// ftk replays (LLMServingSim's RTX PRO 6000, README) is vLLM
+		// ftk replays (LLMServingSim's RTX PRO 6000, docs/validation.md) is vLLM
 		// 0.19.0, after PR #34846: not applied, a stated gap (a B200 SM
 		// reaches 15 TFLOPS, six times the old tiles' per-SM rate).
 		c := hopperCurves

@@ -3,8 +3,8 @@ package roofline
 import "github.com/ftk-dev/ftk/spec"
 
 // KernelClass groups operators that run the same kind of GPU kernel, so one
-// fitted curve prices all of them (docs: README "The built-in device
-// model").
+// fitted curve prices all of them (docs/device-model.md, "Kernel classes
+// and their evidence").
 type KernelClass int
 
 const (

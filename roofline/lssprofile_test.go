@@ -30,7 +30,7 @@ import (
 // (1.9 TB/s, above its 1,597 GB/s of GDDR7), the norm 67 MB in 16 us.
 // The curves Ada and Blackwell borrow from Hopper (50 MB of L2, 3.35 TB/s
 // of HBM) see neither: a stated gap, not fitted (these runs' end-to-end
-// points are held out in README.md; a fit here would calibrate on their
+// points are held out in docs/validation.md; a fit here would calibrate on their
 // machines).
 func TestLLMServingSimProfilesHeldOut(t *testing.T) {
 	m, err := spec.LookupModel("llama-3.1-8b")

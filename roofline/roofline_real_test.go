@@ -26,11 +26,11 @@ func formatRealTable(errs []opError) string {
 
 // Bounds the built-in model keeps on every real profile: the mean over
 // operators of the per-operator MAPE, and the worst operator's. They are
-// the errors reached when the curves were fitted (README, "The built-in
-// device model") plus about one point, so a change that worsens any profile
+// the errors reached when the curves were fitted (docs/device-model.md,
+// "Error on every real profile") plus about one point, so a change that worsens any profile
 // fails here. Issue 16's targets (8% mean, 15% worst) are printed by
 // BenchmarkRooflineVsRealProfiles; the profiles that miss them are named in
-// the README with the reason.
+// docs/device-model.md with the reason.
 var realProfileBounds = map[string][2]float64{
 	"frontier-a800-qwen3-30b-a3b CUDA_EVENT":            {9, 16.7},
 	"frontier-a800-qwen3-30b-a3b KERNEL_ONLY":           {8.8, 16.7},
