@@ -50,25 +50,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatalf("%d candidates; the target needs at least 1,000", len(all))
 	}
 	for b.Loop() {
-		dir := b.TempDir()
-		t0, cpu0 := time.Now(), cpuSeconds(b)
-		out, err := Run(context.Background(), s, Options{Dir: dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep, err := NewReport(s, out.Results)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := rep.WriteFiles(dir, simulate.Options{}, 0); err != nil {
-			b.Fatal(err)
-		}
-		wall, cpu := time.Since(t0), cpuSeconds(b)-cpu0
-		probes, n := 0, map[string]int{}
-		for _, r := range out.Results {
-			probes += r.Probes
-			n[r.Status]++
-		}
+		out, rep, wall, cpu, probes, n := runSearchOnce(b, s)
 		fmt.Printf("search: %d candidates (%d searched fully, %d pruned after one simulation, %d rejected; %d ranked), %d simulations of 5,000 requests (+%d for the plot), %.0f s wall, %.0f CPU-s on %d cores (target < 120 s wall on 2; the machine may be shared: CPU-s / 2 is the wall time of 2 idle cores); best %s at %.4g req/s per GPU\n",
 			len(out.Results), n[StatusOK], n[StatusPruned], n[StatusRejected], len(rep.Ranked), probes, len(rep.Ranked)*len(curveFractions), wall.Seconds(), cpu, runtime.GOMAXPROCS(0), rep.Ranked[0].ID, rep.Ranked[0].GoodputPerGPU)
 	}
@@ -98,25 +80,7 @@ func BenchmarkQwenRateQuestion(b *testing.B) {
 		Base: base, SLO: slo, RateTolerance: 0.02, TopK: 10, RateRPS: 10,
 	}
 	for b.Loop() {
-		dir := b.TempDir()
-		t0, cpu0 := time.Now(), cpuSeconds(b)
-		out, err := Run(context.Background(), s, Options{Dir: dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep, err := NewReport(s, out.Results)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := rep.WriteFiles(dir, simulate.Options{}, 0); err != nil {
-			b.Fatal(err)
-		}
-		wall, cpu := time.Since(t0), cpuSeconds(b)-cpu0
-		probes, n := 0, map[string]int{}
-		for _, r := range out.Results {
-			probes += r.Probes
-			n[r.Status]++
-		}
+		out, rep, wall, cpu, probes, n := runSearchOnce(b, s)
 		best := "none"
 		if len(rep.Ranked) > 0 {
 			best = fmt.Sprintf("%s at %.4g req/s", rep.Ranked[0].ID, rep.Ranked[0].RateRPS)
@@ -124,4 +88,31 @@ func BenchmarkQwenRateQuestion(b *testing.B) {
 		fmt.Printf("qwen3-30b-a3b on 8 x h100 at 10 req/s: %d candidates (%d searched fully, %d pruned, %d rejected; %d ranked), %d simulations, %.0f s wall, %.0f CPU-s on %d cores (target < 120 s wall on 2; on a shared machine CPU-s / 2 is the wall time of 2 idle cores); best %s\n",
 			len(out.Results), n[StatusOK], n[StatusPruned], n[StatusRejected], len(rep.Ranked), probes, wall.Seconds(), cpu, runtime.GOMAXPROCS(0), best)
 	}
+}
+
+// runSearchOnce runs one search of s into a temporary folder, writes its
+// report, and returns it with the wall and CPU time it took, the
+// simulations it ran and the candidates by status.
+func runSearchOnce(b *testing.B, s Settings) (*Outcome, *Report, time.Duration, float64, int, map[string]int) {
+	b.Helper()
+	dir := b.TempDir()
+	t0, cpu0 := time.Now(), cpuSeconds(b)
+	out, err := Run(context.Background(), s, Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep, err := NewReport(s, out.Results)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := rep.WriteFiles(dir, simulate.Options{}, 0); err != nil {
+		b.Fatal(err)
+	}
+	wall, cpu := time.Since(t0), cpuSeconds(b)-cpu0
+	probes, n := 0, map[string]int{}
+	for _, r := range out.Results {
+		probes += r.Probes
+		n[r.Status]++
+	}
+	return out, rep, wall, cpu, probes, n
 }
