@@ -317,6 +317,10 @@ func (r *CoverageReport) CollectCommands() []string {
 	}
 	c += fmt.Sprintf(" --max-num-batched-tokens %d --max-num-seqs %d --max-model-len %d",
 		q.Limits.MaxNumBatchedTokens, q.Limits.MaxNumSeqs, q.Limits.MaxModelLen)
+	if b := q.Limits.BlockSize; b > 0 && b != spec.DefaultBlockSize {
+		// attention rows are timed at the page size they were collected with
+		c += fmt.Sprintf(" --block-size %d", b)
+	}
 	switch r.Measurement {
 	case spec.KernelOnly:
 		c += " --measurements kernel_only"

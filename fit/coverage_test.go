@@ -66,6 +66,15 @@ func TestCoverageH800TinyFails(t *testing.T) {
 	if !strings.Contains(out.String(), "ftk collect ") {
 		t.Error("the table does not suggest a collect command")
 	}
+	if strings.Contains(rep.CollectCommands()[0], "--block-size") {
+		t.Errorf("vLLM's default block size spelled out: %q", rep.CollectCommands()[0])
+	}
+	// attention rows are timed at their page size: a simulation at another
+	// block size is told to collect at that size
+	rep.Request.Limits.BlockSize = 32
+	if cmds := rep.CollectCommands(); !strings.Contains(cmds[0], " --block-size 32") {
+		t.Errorf("collect command for block size 32 lacks --block-size 32: %q", cmds[0])
+	}
 }
 
 // TestCoverageMissingTP: a dataset without the layout's TP is a gap too.
