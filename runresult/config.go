@@ -76,6 +76,9 @@ type EngineConfig struct {
 	// dtype), bfloat16, fp8, fp8_e4m3 or fp8_e5m2; fp8 halves the KV bytes
 	// per token (more blocks) and the bytes decode attention reads.
 	KVCacheDtype string `json:"kv_cache_dtype,omitempty" yaml:"kv_cache_dtype,omitempty"`
+	// SpeculativeConfig is vLLM's --speculative-config (nil: no
+	// speculative decoding), with the acceptance the run drew from.
+	SpeculativeConfig *spec.Speculative `json:"speculative_config,omitempty" yaml:"speculative_config,omitempty"`
 }
 
 // WorkloadConfig names the arrivals: a trace file or a generated workload.
@@ -241,6 +244,9 @@ func (c *Config) Validate() error {
 		return bad("unknown execution_mode %q: use %s", e.ExecutionMode, strings.Join(ExecutionModes, ", "))
 	}
 	if _, err := spec.KVCacheBytes(e.KVCacheDtype); err != nil {
+		return bad("%v", err)
+	}
+	if err := e.SpeculativeConfig.Validate(); err != nil {
 		return bad("%v", err)
 	}
 	if e.MaxCUDAGraphCaptureSize < 0 {
