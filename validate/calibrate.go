@@ -32,9 +32,10 @@ type CalibrateOptions struct {
 	// with the evaluations done and their most (the fits times
 	// MaxEvaluations; a fit that converges early skips the rest).
 	Progress func(done, total int)
-	// LoadPredictors loads the operator predictors of a fit bundle, for
+	// LoadPredictors loads the operator predictors of a simulation's
+	// --bundle (a fit bundle or kernel tables, cfg.Bundle), for
 	// simulations that used one (nil: such simulations are refused).
-	LoadPredictors func(bundle string) (cost.PredictorSet, error)
+	LoadPredictors func(cfg runresult.Config) (cost.PredictorSet, error)
 	// Simulate re-runs a simulation (simulate.Replay); calibration needs
 	// it.
 	Simulate SimulateFunc

@@ -13,9 +13,11 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// predictorCache loads each bundle once.
+// predictorCache loads each bundle once per model, device and vLLM
+// version (kernel tables answer for the model and version they are loaded
+// for; a fit bundle for its own).
 type predictorCache struct {
-	load  func(string) (cost.PredictorSet, error)
+	load  func(runresult.Config) (cost.PredictorSet, error)
 	sim   SimulateFunc
 	preds map[string]cost.PredictorSet
 }
@@ -25,20 +27,21 @@ func (c *predictorCache) get(r *Run) (cost.PredictorSet, error) {
 	if b == "" {
 		return nil, nil
 	}
-	if p, ok := c.preds[b]; ok {
+	key := strings.Join([]string{b, r.Sim.Model, r.Sim.Device, r.Sim.Engine.KVCacheDtype, r.Sim.VLLMVersion}, "\x00")
+	if p, ok := c.preds[key]; ok {
 		return p, nil
 	}
 	if c.load == nil {
 		return nil, fmt.Errorf("calibrate: %s was simulated with the bundle %s, and this calibration cannot load bundles", r, b)
 	}
-	p, err := c.load(b)
+	p, err := c.load(*r.Sim)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %s: %w", r, err)
 	}
 	if c.preds == nil {
 		c.preds = map[string]cost.PredictorSet{}
 	}
-	c.preds[b] = p
+	c.preds[key] = p
 	return p, nil
 }
 

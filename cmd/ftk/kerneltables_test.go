@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/runresult"
 )
 
 // ftk ingest reads an AIConfigurator database (every priced table, every
@@ -93,5 +96,93 @@ func TestIngestAndSimulateKernelTables(t *testing.T) {
 		if !strings.Contains(out2, want) {
 			t.Errorf("coverage output lacks %q:\n%s", want, out2)
 		}
+	}
+}
+
+// ftk search prices its candidates from kernel tables (--bundle of an
+// AIConfigurator database, at --vllm-version), as simulate does: every
+// candidate's config.yaml names the tables, the ranked rate is the tables'
+// (not the built-in device model's), and tables of another GPU are refused.
+func TestSearchFromKernelTables(t *testing.T) {
+	tables := filepath.Join("..", "..", "testdata", "aiconfigurator", "h100_sxm")
+	args := func(out, gpus string, extra ...string) []string {
+		return append([]string{"search", "--model", "llama-3.1-8b", "--workload", "fixed:1024x128", "--num-requests", "200",
+			"--gpus", gpus, "--slo", "ttft_p95_ms=300,tpot_p95_ms=12", "--max-num-seqs", "256", "--max-num-batched-tokens", "8192",
+			"--execution-modes", "cuda-graph", "--vllm-version", "0.14.0", "--top", "1", "-o", out}, extra...)
+	}
+	rate := func(dir string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("results.csv of %s: want one candidate:\n%s", dir, b)
+		}
+		head, row := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+		for i, h := range head {
+			if h == "rate_rps" {
+				return row[i]
+			}
+		}
+		t.Fatalf("results.csv has no rate_rps:\n%s", b)
+		return ""
+	}
+	fromTables, roofline := filepath.Join(t.TempDir(), "t"), filepath.Join(t.TempDir(), "r")
+	if _, errOut, code := ftk(t, args(fromTables, "h100:1", "--bundle", tables)...); code != 0 {
+		t.Fatalf("search from the tables: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := ftk(t, args(roofline, "h100:1")...); code != 0 {
+		t.Fatalf("search from the device model: exit %d: %s", code, errOut)
+	}
+	if a, b := rate(fromTables), rate(roofline); a == "" || a == b {
+		t.Errorf("ranked rate from the tables %q, from the device model %q: the tables did not price the search", a, b)
+	}
+	cfg, err := os.ReadFile(filepath.Join(fromTables, "candidates", "h100-tp1pp1ep1-dp1-s256-b8192-cuda-graph", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), "aiconfigurator/h100_sxm\n") || !strings.Contains(string(cfg), "vllm_version: 0.14.0") {
+		t.Errorf("candidate config.yaml does not name the tables and version:\n%s", cfg)
+	}
+	if _, errOut, code := ftk(t, args(filepath.Join(t.TempDir(), "b"), "b200:1", "--bundle", tables)...); code == 0 || !strings.Contains(errOut, "the simulation is of b200") {
+		t.Errorf("h100 tables for a b200 search: exit %d: %s", code, errOut)
+	}
+}
+
+// ftk validate calibrate re-simulates runs priced from kernel tables (for
+// the run's model, device and vLLM version): a scale of the linear ops'
+// (table-priced) time hidden in "measured" runs from the tables is fitted
+// back.
+func TestValidateCalibrateKernelTables(t *testing.T) {
+	tables := filepath.Join("..", "..", "testdata", "aiconfigurator", "h100_sxm")
+	dir := t.TempDir()
+	truth := filepath.Join(dir, "truth.yaml")
+	if err := os.WriteFile(truth, []byte("family_scale:\n  linear_op: 1.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := filepath.Join(dir, "bench")
+	if err := os.MkdirAll(bench, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fromTables := []string{"--bundle", tables, "--vllm-version", "0.14.0"}
+	for i, w := range []struct{ name, spec string }{{"short", "fixed:256x64"}, {"long", "fixed:2048x32"}} {
+		m := valSimulate(t, filepath.Join(dir, "truth", w.name), w.spec, i+1, append([]string{"--calibration", truth}, fromTables...)...)
+		valCSVFrom(t, m, filepath.Join(bench, "h100-tp1__"+w.name+"__r1.csv"), 1)
+		valSimulate(t, filepath.Join(dir, "sim", "h100-tp1__"+w.name), w.spec, i+1, fromTables...)
+	}
+	cal := filepath.Join(dir, "cal.yaml")
+	out, errOut, code := ftk(t, "validate", "calibrate", "-m", bench, "-s", filepath.Join(dir, "sim"),
+		"--params", "family_scale.linear_op", "--max-evaluations", "60", "-o", cal)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	c, err := runresult.LoadCalibration(cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.FamilyScale["linear_op"]; math.Abs(math.Log(got/1.5)) > math.Log(1.1) {
+		t.Errorf("fitted linear_op scale %.3f from runs priced by the tables, injected 1.5:\n%s", got, out)
 	}
 }

@@ -72,7 +72,7 @@ Examples:
 			&cli.StringFlag{Name: "slo", Usage: "latency targets METRIC_pNN_ms=LIMIT,... (ttft, tpot, e2e; p50, p90, p95, p99), e.g. ttft_p95_ms=500,tpot_p95_ms=50 (required)"},
 			&cli.StringFlag{Name: "cost-per-gpu-hour", Usage: "price of one GPU for an hour per device, e.g. h100=2.5,h200=3.5: rank by cost per output token"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "search-out", Usage: "output folder"},
-			&cli.StringFlag{Name: "bundle", Usage: "fit model bundle for operator times (one --gpus device; default: the built-in roofline)"},
+			&cli.StringFlag{Name: "bundle", Usage: "operator times from a fit model bundle or kernel tables (an AIConfigurator database or ftk ingest's copy, at --vllm-version) of the one --gpus device (default: the built-in roofline)"},
 			&cli.IntSliceFlag{Name: "tp", Usage: "tensor-parallel degrees to try (default: powers of two up to the GPUs)"},
 			&cli.IntSliceFlag{Name: "pp", Usage: "pipeline-parallel degrees to try (default: powers of two up to the GPUs)"},
 			&cli.IntSliceFlag{Name: "ep", Usage: "expert-parallel degrees to try (default: powers of two up to TP, MoE models)"},
@@ -207,7 +207,7 @@ func runSearch(ctx context.Context, cmd *cli.Command) error {
 	}
 	if s.Base.Bundle != "" {
 		d, _ := spec.LookupDevice(s.Space.Pools[0].Device)
-		if o.Sim.Predictors, err = cost.LoadBundle(s.Base.Bundle, s.Space.Model, d); err != nil {
+		if o.Sim.Predictors, err = cost.LoadPredictors(s.Base.Bundle, s.Base.VLLMVersion, s.Space.Model, d); err != nil {
 			return err
 		}
 	}

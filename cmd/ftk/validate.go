@@ -8,7 +8,9 @@ import (
 	"github.com/ftk-dev/ftk/bundle"
 	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/fit"
+	"github.com/ftk-dev/ftk/kerneldb"
 	"github.com/ftk-dev/ftk/progress"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/ftk-dev/ftk/validate"
@@ -266,9 +268,26 @@ Examples:
 	}
 }
 
-// loadBundlePredictors opens a fit bundle for re-simulation, for the model
-// and device it was fitted on.
-func loadBundlePredictors(path string) (cost.PredictorSet, error) {
+// loadBundlePredictors opens what a simulated run's --bundle names for
+// re-simulation: kernel tables for the run's model, device and vLLM
+// version (as simulate loads them), or a fit bundle for the model and
+// device it was fitted on.
+func loadBundlePredictors(cfg runresult.Config) (cost.PredictorSet, error) {
+	path := cfg.Bundle
+	if kerneldb.IsDatabase(path) {
+		m, err := spec.LookupModel(cfg.Model)
+		if err != nil {
+			return nil, fmt.Errorf("kernel tables %s: %w", path, err)
+		}
+		if m, err = m.WithKVCacheDtype(cfg.Engine.KVCacheDtype); err != nil {
+			return nil, fmt.Errorf("kernel tables %s: %w", path, err)
+		}
+		d, err := spec.LookupDevice(cfg.Device)
+		if err != nil {
+			return nil, fmt.Errorf("kernel tables %s: %w", path, err)
+		}
+		return cost.LoadPredictors(path, cfg.VLLMVersion, m, d)
+	}
 	b, err := bundle.Load(path)
 	if err != nil {
 		return nil, err
