@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftk-dev/ftk/spec"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -25,8 +26,10 @@ const (
 	RoleHeldOut = "held out"
 )
 
-// Metrics a record may give, named as ftk's summary.json names them.
-var Metrics = []string{"tpot_mean_ms", "ttft_mean_ms", "itl_p50_ms", "e2e_mean_ms", "output_tok_s"}
+// Metrics a record may give, named as ftk's summary.json names them, and
+// speedup: a run with speculative decoding's output throughput over the
+// same run's without it (the replay runs both).
+var Metrics = []string{"tpot_mean_ms", "ttft_mean_ms", "itl_p50_ms", "e2e_mean_ms", "output_tok_s", "speedup"}
 
 // MetricLabels are the metrics' names in docs/validation.md.
 var MetricLabels = map[string]string{
@@ -35,6 +38,7 @@ var MetricLabels = map[string]string{
 	"itl_p50_ms":   "median decode step (ms)",
 	"e2e_mean_ms":  "mean E2E (ms)",
 	"output_tok_s": "output throughput (tok/s)",
+	"speedup":      "speculative speedup (output tok/s over none)",
 }
 
 // Run is one published run.
@@ -91,6 +95,12 @@ type Setup struct {
 	// NoChunkedPrefill and NoPrefixCaching turn off what V1 has on.
 	NoChunkedPrefill bool `yaml:"no_chunked_prefill,omitempty"`
 	NoPrefixCaching  bool `yaml:"no_prefix_caching,omitempty"`
+	// SpeculativeConfig is the run's speculative decoding as vLLM's
+	// --speculative-config gives it (method, num_speculative_tokens,
+	// model), with the acceptance the replay draws from: the run's own
+	// per-position rates (acceptance) or a record's dataset (dataset).
+	// Nil: none.
+	SpeculativeConfig *spec.Speculative `yaml:"speculative_config,omitempty"`
 }
 
 // Workload is the requests of a run.
@@ -162,6 +172,17 @@ func (r Run) check() error {
 		return fmt.Errorf("setup needs model and device")
 	case len(r.Measured) == 0:
 		return fmt.Errorf("no measured metric")
+	}
+	if sc := r.Setup.SpeculativeConfig; sc != nil {
+		if err := sc.Validate(); err != nil {
+			return err
+		}
+		if !sc.Enabled() {
+			return fmt.Errorf("speculative_config without num_speculative_tokens: drop it for a run without speculative decoding")
+		}
+	}
+	if _, ok := r.Measured["speedup"]; ok && r.Setup.SpeculativeConfig == nil {
+		return fmt.Errorf("measured speedup needs a speculative_config (the speedup of what over the same run without it)")
 	}
 	for m, v := range r.Measured {
 		if !slices.Contains(Metrics, m) {

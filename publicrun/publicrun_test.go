@@ -3,6 +3,8 @@ package publicrun
 import (
 	"strings"
 	"testing"
+
+	"github.com/ftk-dev/ftk/spec"
 )
 
 // Every record loads, names a source and bounds what it measures; exactly
@@ -54,6 +56,12 @@ func TestCheckRefuses(t *testing.T) {
 		{"unknown workload", func(r *Run) { r.Workload.Kind = "replay" }, "workload kind"},
 		{"trace without path", func(r *Run) { r.Workload.Kind = "trace" }, "needs trace"},
 		{"at-once lengths", func(r *Run) { r.Workload = Workload{Kind: "at-once", Prompts: []int{1, 2}, Outputs: []int{1}} }, "one length"},
+		{"speedup without speculation", func(r *Run) { r.Measured["speedup"], r.MaxErrorPct["speedup"] = 2, 10 }, "speculative_config"},
+		{"speculation without K", func(r *Run) { r.Setup.SpeculativeConfig = &spec.Speculative{Method: "eagle3"} }, "num_speculative_tokens"},
+		{"unknown method", func(r *Run) { r.Setup.SpeculativeConfig = &spec.Speculative{Method: "medusa", NumSpeculativeTokens: 2} }, "speculative method"},
+		{"rising acceptance", func(r *Run) {
+			r.Setup.SpeculativeConfig = &spec.Speculative{Method: "ngram", NumSpeculativeTokens: 2, Acceptance: []float64{0.3, 0.4}}
+		}, "never increase"},
 	} {
 		r := good()
 		tc.edit(&r)

@@ -29,17 +29,17 @@ func TestPublicRunsFromKernelTables(t *testing.T) {
 		if r.Setup.Device != "h100" {
 			continue
 		}
-		roof, _, _ := replayRun(t, runConfig(r), r)
+		roof := replayMetrics(t, runConfig(r), r)
 		cfg := runConfig(r)
 		cfg.Bundle, cfg.VLLMVersion = sharedDir+"/aiconfigurator/h100_sxm", "0.14.0"
-		tab, _, _ := replayRun(t, cfg, r)
+		tab := replayMetrics(t, cfg, r)
 		name := r.Name
 		for _, m := range publicrun.Metrics {
 			want, ok := r.Measured[m]
 			if !ok {
 				continue
 			}
-			a, c := ftkMetric(t, roof, m), ftkMetric(t, tab, m)
+			a, c := roof[m], tab[m]
 			ea, ec := publicrun.ErrorPct(a, want), publicrun.ErrorPct(c, want)
 			fmt.Fprintf(&b, "| %s | %s | %.4g | %.4g | %+.1f%% | %.4g | %+.1f%% |\n", name, publicrun.MetricLabels[m], want, a, ea, c, ec)
 			name = ""
@@ -56,13 +56,13 @@ func TestPublicRunsFromKernelTables(t *testing.T) {
 			if r.Setup.Device != "b200" {
 				continue
 			}
-			roof, _, _ := replayRun(t, runConfig(r), r)
+			roof := replayMetrics(t, runConfig(r), r)
 			cfg := runConfig(r)
 			cfg.Bundle, cfg.VLLMVersion = root+"/b200_sxm", "0.19.0"
-			tab, _, _ := replayRun(t, cfg, r)
+			tab := replayMetrics(t, cfg, r)
 			for _, m := range publicrun.Metrics {
 				if want, ok := r.Measured[m]; ok {
-					a, c := ftkMetric(t, roof, m), ftkMetric(t, tab, m)
+					a, c := roof[m], tab[m]
 					t.Logf("%s %s: measured %.4g, device model %.4g (%+.1f%%), B200 kernel tables of vLLM 0.19.0 %.4g (%+.1f%%)",
 						r.Name, m, want, a, publicrun.ErrorPct(a, want), c, publicrun.ErrorPct(c, want))
 				}

@@ -116,6 +116,9 @@ func setupText(r publicrun.Run) string {
 	if s.AsyncScheduling {
 		parts = append(parts, "async scheduling")
 	}
+	if sc := s.SpeculativeConfig; sc != nil {
+		parts = append(parts, fmt.Sprintf("%s K=%d", sc.Method, sc.NumSpeculativeTokens))
+	}
 	switch w.Kind {
 	case "clients":
 		parts = append(parts, fmt.Sprintf("%d clients, %d requests of %d/%d tokens", w.Clients, w.Requests, w.Prompt, w.Output))
