@@ -48,7 +48,7 @@ var ErrNoArrivals = errors.New("simulate workload: no arrivals: give a trace fil
 // Open opens the arrivals (see OpenRun). With Clients the stream is a
 // *Clients, which the simulator tells of every completion.
 func (r RunArrivals) Open() (RequestStream, int, error) {
-	wl, a, err := r.process()
+	wl, a, err := r.process(ParseWorkload)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -69,8 +69,9 @@ func (r RunArrivals) Open() (RequestStream, int, error) {
 	return src, src.Len(), nil
 }
 
-// process parses the workload and picks the arrival process Open uses.
-func (r RunArrivals) process() (Workload, Arrivals, error) {
+// process parses the workload with parse and picks the arrival process
+// Open uses.
+func (r RunArrivals) process(parse func(string) (Workload, error)) (Workload, Arrivals, error) {
 	switch {
 	case r.Trace == "" && r.Workload == "":
 		return Workload{}, Arrivals{}, ErrNoArrivals
@@ -85,7 +86,7 @@ func (r RunArrivals) process() (Workload, Arrivals, error) {
 	if r.Trace != "" {
 		name = "trace:" + r.Trace
 	}
-	wl, err := ParseWorkload(name)
+	wl, err := parse(name)
 	if err != nil {
 		return Workload{}, Arrivals{}, err
 	}
@@ -103,7 +104,7 @@ func (r RunArrivals) process() (Workload, Arrivals, error) {
 // "all at t=0 (no rate: an offline batch, as vllm bench serve
 // --request-rate inf)", or the closed loop of --clients.
 func (r RunArrivals) Describe() (string, error) {
-	_, a, err := r.process()
+	_, a, err := r.process(peekWorkload)
 	if err != nil {
 		return "", err
 	}
@@ -135,8 +136,19 @@ type RequestStream interface {
 	Err() error
 }
 
-// Err implements RequestStream: a Source never fails part way.
-func (s *Source) Err() error { return nil }
+// Err implements RequestStream: why the rows of a trace file ended before
+// the source's last request (a read error, or a file changed during the
+// run); nil otherwise.
+func (s *Source) Err() error { return s.err }
+
+// Close closes the trace file a Source reads, when it stops before its
+// last request; it is safe to call more than once.
+func (s *Source) Close() error {
+	if s.trace == nil {
+		return nil
+	}
+	return s.trace.Close()
+}
 
 // atTimeZero gives requests without arrival times (NaN) time zero: every
 // request arrives at once.

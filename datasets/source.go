@@ -27,11 +27,13 @@ type Source struct {
 	inOrder bool // lengths (and recorded arrivals) come from the trace rows in order
 	lengths *rand.Rand
 	gaps    *rand.Rand
-	nextS   float64 // unrounded arrival time of the next generated request
-	t0      float64 // first recorded arrival (replay)
-	scale   float64 // factor on recorded gaps (replay)
-	shape   float64 // gamma shape 1/CV^2; 0 for constant gaps
-	deck    *deck   // system prompts of a conversation workload
+	nextS   float64      // unrounded arrival time of the next generated request
+	t0      float64      // first recorded arrival (replay)
+	scale   float64      // factor on recorded gaps (replay)
+	shape   float64      // gamma shape 1/CV^2; 0 for constant gaps
+	deck    *deck        // system prompts of a conversation workload
+	trace   *TraceReader // the rows of a trace file, read as they are replayed
+	err     error        // why the rows of a trace file ended early
 }
 
 // NewSource returns a Source of n requests of workload w arriving by a,
@@ -68,7 +70,11 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 			return nil, fmt.Errorf("workload %s: sessions of %d turns wait for each reply: run them with clients (closed loop), not open-loop arrivals", w, w.Conversation.Turns)
 		}
 		s.deck = newDeck(&w.Conversation, s.lengths)
-	case KindSampled, KindTrace:
+	case KindTrace:
+		if w.trace == nil {
+			return nil, fmt.Errorf("workload %s: trace file not read (make workloads with ParseWorkload)", w)
+		}
+	case KindSampled:
 		if len(w.reqs) == 0 {
 			return nil, fmt.Errorf("workload %s: no trace rows loaded (make workloads with ParseWorkload)", w)
 		}
@@ -80,7 +86,7 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 	}
 	s.inOrder = w.Kind == KindTrace || a.Kind == ArrivalsReplay
 	if s.inOrder {
-		rows := len(w.reqs)
+		rows := w.Rows()
 		if n <= 0 {
 			s.n = rows
 		} else if n > rows {
@@ -91,9 +97,13 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 	}
 	switch a.Kind {
 	case ArrivalsReplay:
-		s.t0 = w.reqs[0].ArrivalS
+		s.t0 = s.firstArrival()
 		if a.RateRPS > 0 {
-			span := w.reqs[s.n-1].ArrivalS - s.t0
+			last, err := s.lastArrival()
+			if err != nil {
+				return nil, fmt.Errorf("workload %s: %w", w, err)
+			}
+			span := last - s.t0
 			if s.n < 2 || span <= 0 {
 				return nil, fmt.Errorf("workload %s: cannot scale replayed arrivals to %g req/s: the first %d requests span %g s", w, a.RateRPS, s.n, span)
 			}
@@ -106,14 +116,40 @@ func NewSource(w Workload, a Arrivals, n int, seed uint64) (*Source, error) {
 	case ArrivalsStages: // the first arrival too follows the first stage's rate
 		s.nextS = stagesNext(a.Stages, 0, s.gaps.ExpFloat64())
 	}
+	if w.trace != nil && s.inOrder {
+		var err error
+		if s.trace, err = OpenTrace(w.Path); err != nil {
+			return nil, fmt.Errorf("workload %s: %w", w, err)
+		}
+	}
 	return s, nil
+}
+
+// firstArrival returns the first recorded arrival.
+func (s *Source) firstArrival() float64 {
+	if s.w.trace != nil {
+		return s.w.trace.firstS
+	}
+	return s.w.reqs[0].ArrivalS
+}
+
+// lastArrival returns the recorded arrival of the source's last request.
+func (s *Source) lastArrival() (float64, error) {
+	switch {
+	case s.w.trace == nil:
+		return s.w.reqs[s.n-1].ArrivalS, nil
+	case s.n == s.w.trace.rows:
+		return s.w.trace.lastS, nil
+	}
+	return traceArrivalAt(s.w.Path, s.n-1)
 }
 
 // Len returns the number of requests the source yields in all.
 func (s *Source) Len() int { return s.n }
 
-// Next returns the next request, or false when all have been returned. It
-// does not allocate.
+// Next returns the next request, or false when all have been returned (or
+// a trace file's rows ended early: see Err). It does not allocate, except
+// for the hash ids of a trace file's row.
 func (s *Source) Next() (spec.Request, bool) {
 	if s.i >= s.n {
 		return spec.Request{}, false
@@ -126,6 +162,19 @@ func (s *Source) Next() (spec.Request, bool) {
 		r = spec.Request{PromptTokens: s.w.PromptTokens, OutputTokens: s.w.OutputTokens}
 	case s.deck != nil:
 		s.w.Conversation.fill(&r, i, 1, s.deck.deal())
+	case s.trace != nil:
+		var ok bool
+		if r, ok = s.trace.Next(); !ok {
+			s.err = s.trace.Err()
+			if s.err == nil {
+				s.err = fmt.Errorf("workload %s: the trace ended after %d of %d rows: was the file changed during the run?", s.w, i, s.n)
+			}
+			s.i = s.n
+			return spec.Request{}, false
+		}
+		if s.i == s.n {
+			s.trace.Close()
+		}
 	case s.inOrder:
 		r = s.w.reqs[i]
 	default:

@@ -61,8 +61,8 @@ func TestParseWorkload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.Kind != tc.kind || w.PromptTokens != tc.prompt || w.OutputTokens != tc.out || len(w.Requests()) != tc.rows || w.HasArrivals() != tc.hasArrivals || w.String() != tc.spec {
-				t.Errorf("got %s kind %s %dx%d rows %d arrivals %v", w, w.Kind, w.PromptTokens, w.OutputTokens, len(w.Requests()), w.HasArrivals())
+			if w.Kind != tc.kind || w.PromptTokens != tc.prompt || w.OutputTokens != tc.out || w.Rows() != tc.rows || w.HasArrivals() != tc.hasArrivals || w.String() != tc.spec {
+				t.Errorf("got %s kind %s %dx%d rows %d arrivals %v", w, w.Kind, w.PromptTokens, w.OutputTokens, w.Rows(), w.HasArrivals())
 			}
 		})
 	}
@@ -224,12 +224,16 @@ func TestReplay(t *testing.T) {
 	}
 	// A trace workload keeps its order under generated arrivals.
 	tw := mustWorkload(t, "trace:"+tracePath(t, "splitwise_code.csv"))
+	code, err := ReadTrace(tracePath(t, "splitwise_code.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	pois, err := Generate(tw, Arrivals{Kind: ArrivalsPoisson, RateRPS: 2}, 50, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range pois {
-		if r.PromptTokens != tw.Requests()[i].PromptTokens {
+		if r.PromptTokens != code[i].PromptTokens {
 			t.Fatalf("trace workload request %d not in order", i)
 		}
 	}

@@ -148,95 +148,20 @@ func parseHeader(path string, line []byte) (traceColumns, error) {
 	return c, nil
 }
 
+// parseTrace reads the trace CSV in data (named path in errors) whole.
 func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
-	var info TraceInfo
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var (
-		cols       traceColumns
-		haveHeader bool
-		reqs       []spec.Request
-		fields     fieldSplitter
-		prevS      float64
-		prevLine   int
-		lineNo     int
-	)
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
-		lineNo++
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !haveHeader {
-			var err error
-			if cols, err = parseHeader(path, line); err != nil {
-				if pe, ok := err.(*ParseError); ok {
-					pe.Line = lineNo
-				}
-				return nil, info, err
-			}
-			haveHeader = true
-			reqs = make([]spec.Request, 0, bytes.Count(data, []byte{'\n'})+1)
-			continue
-		}
-		nf, err := fields.split(line)
-		if err != nil {
-			return nil, info, &ParseError{Path: path, Line: lineNo, Err: err}
-		}
-		if nf != cols.n {
-			return nil, info, &ParseError{Path: path, Line: lineNo, Err: fmt.Errorf("has %d fields, the header has %d", nf, cols.n)}
-		}
-		bad := func(col int, err error) error {
-			return &ParseError{Path: path, Line: lineNo, Column: col + 1, Name: cols.names[col], Err: err}
-		}
-		prompt, err := parseTokens(fields.field(cols.prompt))
-		if err != nil {
-			return nil, info, bad(cols.prompt, err)
-		}
-		output, err := parseTokens(fields.field(cols.output))
-		if err != nil {
-			return nil, info, bad(cols.output, err)
-		}
-		arrival := math.NaN()
-		if cols.arrival >= 0 {
-			if arrival, err = parseArrival(fields.field(cols.arrival)); err != nil {
-				return nil, info, bad(cols.arrival, err)
-			}
-			if len(reqs) > 0 && arrival < prevS {
-				return nil, info, bad(cols.arrival, fmt.Errorf("%g is before the previous request's %g (line %d): arrivals must not decrease", arrival, prevS, prevLine))
-			}
-			prevS, prevLine = arrival, lineNo
-		}
-		if cols.tokens >= 0 && string(bytes.TrimSpace(fields.field(cols.tokens))) == "estimated" {
-			info.TokensEstimated = true
-		}
-		// Fill the next (zeroed) element in place: plain stores of
-		// pointer-free fields need no GC write barriers.
-		if len(reqs) == cap(reqs) {
-			reqs = append(reqs, spec.Request{})[:len(reqs)]
-		}
-		reqs = reqs[:len(reqs)+1]
-		r := &reqs[len(reqs)-1]
-		r.ID, r.ArrivalS, r.PromptTokens, r.OutputTokens = len(reqs)-1, arrival, prompt, output
-		if col, err := cols.content.parse(r, &fields); err != nil {
-			return nil, info, bad(col, err)
-		}
+	t, err := newTraceReader(path, bytes.NewReader(data))
+	if err != nil {
+		return nil, TraceInfo{}, err
 	}
-	if !haveHeader {
-		return nil, info, &ParseError{Path: path, Err: errors.New("empty file: no header line")}
+	reqs := make([]spec.Request, 0, bytes.Count(data, []byte{'\n'}))
+	for r, ok := t.Next(); ok; r, ok = t.Next() {
+		reqs = append(reqs, r)
 	}
-	if len(reqs) == 0 {
-		return nil, info, &ParseError{Path: path, Line: lineNo, Err: errors.New("no requests after the header")}
+	if err := t.Err(); err != nil {
+		return nil, t.Info(), err
 	}
-	relativeArrivals(reqs)
-	return reqs, info, nil
+	return reqs, t.Info(), nil
 }
 
 // parseTokens parses a token count: a decimal integer >= 1 (an integral
@@ -319,7 +244,8 @@ const absoluteClockS = 1e6
 // microsecond and sums of step times drift. The differences are rounded
 // to the microsecond, a trace's precision, which undoes the rounding of the
 // absolute times (their spacing is below half a microsecond up to 2^31 s):
-// the run is that of the trace written from zero.
+// the run is that of the trace written from zero. TraceReader does the
+// same row by row.
 func relativeArrivals(reqs []spec.Request) {
 	t0 := reqs[0].ArrivalS
 	if !(t0 >= absoluteClockS) {

@@ -65,16 +65,33 @@ type Workload struct {
 	// Conversation is the sessions of a conversation workload.
 	Conversation Conversation
 
-	reqs []spec.Request // the trace rows of a sampled or trace workload
+	reqs  []spec.Request // the trace rows of a sampled workload
+	trace *traceMeta     // what a read of a trace workload's file found; its rows are streamed (TraceReader)
 }
 
 // HasArrivals reports whether the workload has recorded arrival times that
 // the "replay" arrival process can use.
-func (w Workload) HasArrivals() bool { return HasArrivals(w.reqs) }
+func (w Workload) HasArrivals() bool {
+	if w.trace != nil {
+		return w.trace.hasArrivals
+	}
+	return HasArrivals(w.reqs)
+}
 
-// Requests returns the rows of the trace behind a sampled or trace workload
-// (shared, do not modify), or nil for a fixed workload.
+// Requests returns the rows of the trace behind a sampled workload (shared,
+// do not modify), or nil for a fixed workload and for a trace file
+// (trace:PATH), whose rows are not held but read as they are replayed
+// (Rows counts them; NewSource or OpenTrace reads them).
 func (w Workload) Requests() []spec.Request { return w.reqs }
+
+// Rows returns the number of rows of the trace behind a sampled or trace
+// workload, 0 for the others.
+func (w Workload) Rows() int {
+	if w.trace != nil {
+		return w.trace.rows
+	}
+	return len(w.reqs)
+}
 
 // String returns the workload's spec.
 func (w Workload) String() string { return w.Name }
@@ -153,10 +170,28 @@ func IsWorkloadSpec(s string) bool {
 	return false
 }
 
+// peekWorkload is ParseWorkload reading only the header of a trace file:
+// enough to pick its arrival process (RunArrivals.Describe), not to
+// replay it.
+func peekWorkload(s string) (Workload, error) {
+	path, ok := strings.CutPrefix(s, "trace:")
+	if !ok || path == "" {
+		return ParseWorkload(s)
+	}
+	t, err := OpenTrace(path)
+	if err != nil {
+		return Workload{}, fmt.Errorf("workload %s: %w", s, err)
+	}
+	t.Close()
+	return Workload{Name: s, Kind: KindTrace, Path: path, trace: &traceMeta{hasArrivals: t.HasArrivals()}}, nil
+}
+
+// loadTraceWorkload checks every row of the trace file at path, holding
+// one at a time; a Source reads them again as it replays them.
 func loadTraceWorkload(name, kind, path string) (Workload, error) {
-	reqs, info, err := ReadTraceInfo(path)
+	m, err := scanTrace(path)
 	if err != nil {
 		return Workload{}, fmt.Errorf("workload %s: %w", name, err)
 	}
-	return Workload{Name: name, Kind: kind, Path: path, TokensEstimated: info.TokensEstimated, reqs: reqs}, nil
+	return Workload{Name: name, Kind: kind, Path: path, TokensEstimated: m.info.TokensEstimated, trace: &m}, nil
 }

@@ -92,7 +92,7 @@ func (wl *workload) longN() int {
 	n := confirmFactor * wl.n
 	a := datasets.PickArrivals(wl.w, datasets.ArrivalChoice{RateRPS: 1, HasRate: true})
 	if wl.w.Kind == datasets.KindTrace || a.Kind == datasets.ArrivalsReplay {
-		n = min(n, len(wl.w.Requests()))
+		n = min(n, wl.w.Rows())
 	}
 	return n
 }

@@ -43,8 +43,8 @@ func simulatedCapacity(cmd *cli.Command, w datasets.Workload, seed uint64) (floa
 	if n < 8 {
 		return 0, "", usageError("--probe-requests must be at least 8, got %d", n)
 	}
-	if w.Kind == datasets.KindTrace && n > len(w.Requests()) {
-		n = len(w.Requests())
+	if w.Kind == datasets.KindTrace && n > w.Rows() {
+		n = w.Rows()
 	}
 	capRPS, probes, err := search.Capacity(cfg, w, n, seed, capacityStartRPS, capacityTol)
 	if err != nil {
