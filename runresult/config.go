@@ -79,6 +79,12 @@ type EngineConfig struct {
 	// SpeculativeConfig is vLLM's --speculative-config (nil: no
 	// speculative decoding), with the acceptance the run drew from.
 	SpeculativeConfig *spec.Speculative `json:"speculative_config,omitempty" yaml:"speculative_config,omitempty"`
+	// KVOffloadingSize is vLLM's --kv-offloading-size with the native
+	// backend: GiB of host memory (2^30 bytes) holding KV blocks copied
+	// from the GPUs of one engine, all its TP and PP ranks together (0: no
+	// host tier). It needs prefix caching and a co-located run
+	// (docs/kv-offloading.md).
+	KVOffloadingSize float64 `json:"kv_offloading_size,omitempty" yaml:"kv_offloading_size,omitempty"`
 }
 
 // WorkloadConfig names the arrivals: a trace file or a generated workload.
@@ -216,6 +222,12 @@ func (c *Config) Validate() error {
 		return bad("long_prefill_token_threshold must not be negative, got %d", e.LongPrefillTokenThreshold)
 	case e.NumGPUBlocksOverride < 0:
 		return bad("num_gpu_blocks_override must not be negative, got %d", e.NumGPUBlocksOverride)
+	case !(e.KVOffloadingSize >= 0) || math.IsInf(e.KVOffloadingSize, 0):
+		return bad("kv_offloading_size must be a finite number of GiB >= 0, got %g", e.KVOffloadingSize)
+	case e.KVOffloadingSize > 0 && !e.EnablePrefixCaching:
+		return bad("kv_offloading_size %g needs prefix caching: the host tier keeps blocks by their prefix hashes (drop --no-enable-prefix-caching)", e.KVOffloadingSize)
+	case e.KVOffloadingSize > 0 && c.Mode == ModeDisaggregated:
+		return bad("kv_offloading_size with mode %s is not modelled: the host tier is simulated for co-located engines", ModeDisaggregated)
 	case c.Router != RouterRoundRobin && c.Router != RouterLeastLoaded:
 		return bad("unknown router %q: use %s or %s", c.Router, RouterRoundRobin, RouterLeastLoaded)
 	}

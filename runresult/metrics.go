@@ -41,7 +41,10 @@ type RequestMetrics struct {
 	// CachedPromptTokens is the prompt tokens the prefix cache held when
 	// the request was first scheduled (0 without prefix caching).
 	CachedPromptTokens int
-	Status             string
+	// HostCachedPromptTokens is the prompt tokens after those found on
+	// the GPU that the host tier held and loaded (0 without a host tier).
+	HostCachedPromptTokens int
+	Status                 string
 }
 
 // Stats are the mean and percentiles of one latency metric, in

@@ -22,6 +22,20 @@ type PrefixCacheStats struct {
 	PreemptedHitTokens     int64 `json:"preempted_hit_tokens"`
 	// Evictions is cached blocks taken for new content.
 	Evictions int64 `json:"evictions"`
+	// With a host tier (kv_offloading_size, docs/kv-offloading.md):
+	// HostHitTokens and PreemptedHostHitTokens are the tokens a lookup
+	// found there beyond the GPU's hits (loaded over the host link, not
+	// recomputed; HitTokens counts the GPU's alone); HostHitRate is
+	// HostHitTokens over QueriedTokens; HostLoadedBlocks, HostStoredBlocks
+	// and HostEvictions count blocks copied to the GPU, blocks copied to
+	// the host and host blocks dropped for new ones.
+	HostTier               bool    `json:"host_tier,omitempty"`
+	HostHitTokens          int64   `json:"host_hit_tokens,omitempty"`
+	HostHitRate            float64 `json:"host_hit_rate,omitempty"`
+	PreemptedHostHitTokens int64   `json:"preempted_host_hit_tokens,omitempty"`
+	HostLoadedBlocks       int64   `json:"host_loaded_blocks,omitempty"`
+	HostStoredBlocks       int64   `json:"host_stored_blocks,omitempty"`
+	HostEvictions          int64   `json:"host_evictions,omitempty"`
 }
 
 // Add sums o into p and recomputes the hit rate.
@@ -34,8 +48,15 @@ func (p *PrefixCacheStats) Add(o *PrefixCacheStats) {
 	p.PreemptedQueriedTokens += o.PreemptedQueriedTokens
 	p.PreemptedHitTokens += o.PreemptedHitTokens
 	p.Evictions += o.Evictions
-	p.HitRate = 0
+	p.HostTier = p.HostTier || o.HostTier
+	p.HostHitTokens += o.HostHitTokens
+	p.PreemptedHostHitTokens += o.PreemptedHostHitTokens
+	p.HostLoadedBlocks += o.HostLoadedBlocks
+	p.HostStoredBlocks += o.HostStoredBlocks
+	p.HostEvictions += o.HostEvictions
+	p.HitRate, p.HostHitRate = 0, 0
 	if p.QueriedTokens > 0 {
 		p.HitRate = float64(p.HitTokens) / float64(p.QueriedTokens)
+		p.HostHitRate = float64(p.HostHitTokens) / float64(p.QueriedTokens)
 	}
 }

@@ -31,6 +31,12 @@ type MemoryReport struct {
 	// Blocks is the KV-cache blocks of one replica (num_gpu_blocks).
 	Blocks     int  `json:"blocks"`
 	Overridden bool `json:"blocks_overridden,omitempty"`
+	// HostBlocks is the host tier's KV blocks per replica
+	// (kv_offloading_size over the bytes of one block on every GPU of the
+	// replica; 0: no host tier), and HostLinkGBps the bandwidth one GPU
+	// copies them at, each direction.
+	HostBlocks   int     `json:"host_blocks,omitempty"`
+	HostLinkGBps float64 `json:"host_link_gbps,omitempty"`
 }
 
 // ReplicaReport is one replica's engine statistics.

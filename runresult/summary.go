@@ -136,6 +136,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintln(tw, "prefix cache\toff")
 	}
+	if pc := &m.PrefixCache; pc.HostTier {
+		fmt.Fprintf(tw, "host tier\t%d blocks (%d tokens) per replica at %g GB/s: hit rate %.1f%% (%d prompt tokens loaded, not recomputed), %d blocks stored, %d loaded, %d evicted\n",
+			s.Memory.HostBlocks, s.Memory.HostBlocks*s.Memory.BlockSize, s.Memory.HostLinkGBps, 100*pc.HostHitRate, pc.HostHitTokens,
+			pc.HostStoredBlocks, pc.HostLoadedBlocks, pc.HostEvictions)
+	}
 	fmt.Fprintf(tw, "requests\t%d arrived, %d completed, %d rejected (longer than max_model_len)\n", m.Arrived, m.Completed, m.Rejected)
 	fmt.Fprintf(tw, "makespan\t%.3f s, %d engine steps, %d preemptions\n", m.MakespanS, m.Steps, m.Preemptions)
 	fmt.Fprintf(tw, "throughput\t%.3f req/s, %.1f output tok/s, %.1f total tok/s\n", m.RequestThroughputPerS, m.OutputTokenThroughputPerS, m.TotalTokenThroughputPerS)

@@ -103,7 +103,8 @@ func (c *collector) finish(r *reqState, nowS float64) {
 	c.row = runresult.RequestMetrics{RequestID: r.id, ArrivalS: r.arrivalS, PromptTokens: int(r.prompt),
 		OutputTokens: int(r.generated), FirstTokenS: r.firstTokenS, FinishS: nowS,
 		TTFTMs: t.TTFTMs(), TPOTMs: t.TPOTMs(), E2EMs: t.E2EMs(), KVTransferMs: r.kvTransferMs,
-		Preemptions: int(r.preemptions), CachedPromptTokens: int(max(r.cachedPrompt, 0)), Status: runresult.StatusCompleted}
+		Preemptions: int(r.preemptions), CachedPromptTokens: int(max(r.cachedPrompt, 0)), HostCachedPromptTokens: int(r.hostCached),
+		Status: runresult.StatusCompleted}
 	c.row.MeanITLMs = c.row.TPOTMs
 	c.ttft.add(c.row.TTFTMs)
 	c.e2e.add(c.row.E2EMs)

@@ -261,6 +261,7 @@ func (e *engine) launch(nowS float64) bool {
 		slot++
 	}
 	b := &e.batches[slot]
+	e.sched.nowS = nowS
 	// Under async scheduling (Admit) this batch was chosen while the one
 	// that just ended ran, before the requests pending now had been added;
 	// when that left nothing to run, vLLM had no batch queued and

@@ -156,7 +156,7 @@ func runChecked(t *testing.T, cfg runresult.Config) checkedRun {
 			if r.CachedPromptTokens < 0 || r.CachedPromptTokens >= r.PromptTokens {
 				t.Fatalf("request %d: %d of %d prompt tokens cached", r.RequestID, r.CachedPromptTokens, r.PromptTokens)
 			}
-			want += int64(r.PromptTokens - r.CachedPromptTokens + r.OutputTokens - 1)
+			want += int64(r.PromptTokens - r.CachedPromptTokens - r.HostCachedPromptTokens + r.OutputTokens - 1)
 		}
 	}
 	if sum.Metrics.Preemptions == 0 && cfg.Mode != runresult.ModeDisaggregated && check.tokens != want {

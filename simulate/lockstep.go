@@ -109,6 +109,7 @@ func (g *lockstep) tryStep(nowS float64) {
 		// As engine.launch: under async scheduling a rank chose this batch
 		// while its last one ran, before the requests it holds (Admit) had
 		// been added; with nothing chosen it schedules them at once.
+		e.sched.nowS = nowS
 		g.has[i] = e.sched.schedule(&e.batches[0], &e.shape)
 		if !g.has[i] && e.releasePending() {
 			g.has[i] = e.sched.schedule(&e.batches[0], &e.shape)

@@ -64,5 +64,15 @@ func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.Engin
 		return r, fmt.Errorf("simulate: max_model_len %d needs %d KV blocks for one sequence, more than the %d the KV cache holds: lower max_model_len or give the cache more memory",
 			e.MaxModelLen, need, r.Blocks)
 	}
+	if e.KVOffloadingSize > 0 {
+		// vLLM's CPUOffloadingSpec: cpu_bytes_to_use over one block's
+		// bytes on every GPU of the engine (world size TP x PP).
+		engineBlockBytes := blockBytes * int64(l.TP*l.PP)
+		r.HostBlocks = int(e.KVOffloadingSize * (1 << 30) / float64(engineBlockBytes))
+		r.HostLinkGBps = d.HostLinkGBps
+		if r.HostBlocks < 1 {
+			return r, fmt.Errorf("simulate: kv_offloading_size %g GiB holds no KV block of %d bytes (%d tokens on %d GPUs): give more GiB", e.KVOffloadingSize, engineBlockBytes, e.BlockSize, l.TP*l.PP)
+		}
+	}
 	return r, nil
 }

@@ -54,6 +54,11 @@ type prefixCache struct {
 
 	// Counters.
 	evictions int64
+
+	// collect, with a host tier, makes cacheFull append the hash of each
+	// block it caches to stored.
+	collect bool
+	stored  []uint64
 }
 
 // reqBlocks is one request's KV blocks: vLLM's req_to_blocks and
@@ -241,6 +246,9 @@ func (p *prefixCache) cacheFull(r *reqBlocks, c *blockContent, tokens int32) {
 	full := tokens / p.blockSize
 	for j := r.cached; j < full; j++ {
 		r.lastHash = c.blockHash(r.lastHash, j, p.blockSize)
+		if p.collect {
+			p.stored = append(p.stored, r.lastHash)
+		}
 		b := r.ids[j]
 		if c.shared(j, p.blockSize) {
 			p.insert(b, r.lastHash)

@@ -173,7 +173,11 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 		if p.role != RoleDecode {
 			parts.sched.tookWaiting = s.release
 		}
-		s.engines = append(s.engines, newEngine(&s.loop, parts))
+		e := newEngine(&s.loop, parts)
+		if mem := &ro.memory; mem.HostBlocks > 0 {
+			addHostTier(&s.loop, e, mem)
+		}
+		s.engines = append(s.engines, e)
 	}
 	if cfg.Mode == runresult.ModeDisaggregated {
 		mem := r.roles[1].memory

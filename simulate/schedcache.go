@@ -20,7 +20,11 @@ func contentOf(q *spec.Request) blockContent {
 // hitHash) of a newly scheduled request.
 func (s *scheduler) allocateCached(r *reqState, tokens int32, hits []int32, hitHash uint64) bool {
 	if !s.pc.allocateLocal(&r.kv, &r.content, hits, hitHash, tokens, tokens, s.localBlocks(tokens)) {
+		s.pc.stored = s.pc.stored[:0]
 		return false
+	}
+	if s.host != nil {
+		s.storeComputed(hits)
 	}
 	r.blocks = int32(len(r.kv.ids) + len(r.kv.local))
 	s.freeBlocks = s.pc.numFree()
@@ -52,6 +56,10 @@ func (s *scheduler) prefixCacheStats() runresult.PrefixCacheStats {
 	if s.pc != nil {
 		st.Enabled = true
 		st.Evictions = s.pc.evictions
+	}
+	if h := s.host; h != nil {
+		st.HostTier = true
+		st.HostStoredBlocks, st.HostEvictions = h.stored, h.evictions
 	}
 	return st
 }

@@ -33,6 +33,10 @@ type reqState struct {
 	content      blockContent
 	kv           reqBlocks
 	cachedPrompt int32
+	// load is its load from the host tier while one is in flight;
+	// hostCached the prompt tokens its first lookup found there.
+	load       hostLoad
+	hostCached int32
 }
 
 // numTokens is vLLM's num_tokens: prompt plus output tokens so far.
@@ -82,6 +86,12 @@ type scheduler struct {
 	pc      *prefixCache
 	hits    []int32
 	pcStats runresult.PrefixCacheStats
+	// host is the host tier of KV blocks (nil: none; offload.go), nowS
+	// the time of the schedule call in progress (the engine sets it).
+	host     *hostTier
+	hostLink *kvLink
+	nowS     float64
+	loading  int // loads from the host tier in flight
 
 	// itl receives every inter-token gap, milliseconds.
 	itl *Histogram
@@ -124,10 +134,10 @@ func (s *scheduler) admit(q *spec.Request) int32 {
 		slot = int32(len(s.reqs))
 		s.reqs = append(s.reqs, reqState{})
 	}
-	old := &s.reqs[slot].kv
-	kv := reqBlocks{ids: old.ids[:0], own: old.own[:0], local: old.local[:0]} // keep the slot's buffers
+	old := &s.reqs[slot]
+	kv := reqBlocks{ids: old.kv.ids[:0], own: old.kv.own[:0], local: old.kv.local[:0]} // keep the slot's buffers
 	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens),
-		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv}
+		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv, load: hostLoad{slots: old.load.slots[:0]}}
 	if s.pc != nil {
 		s.reqs[slot].content = contentOf(q)
 	}
@@ -319,6 +329,15 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			if computed == 0 && s.pc != nil {
 				s.hits, hitHash = s.pc.longestHit(&r.content, &r.kv, r.numTokens()-1, s.hits)
 				computed = int32(len(s.hits)) * int32(s.cfg.BlockSize)
+				if s.host != nil {
+					// Host hits load before the request is scheduled.
+					if started, ok := s.startLoad(slot, hitHash); started {
+						queue.popFront()
+						continue
+					} else if !ok {
+						break
+					}
+				}
 			}
 			n := r.numTokens() - computed
 			if t := int32(s.cfg.LongPrefillTokenThreshold); t > 0 && n > t {
@@ -344,6 +363,9 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			s.add(b, shape, slot, n)
 			budget -= int(n)
 		}
+	}
+	if len(b.entries) == 0 && s.host != nil && s.unstick() {
+		return s.schedule(b, shape)
 	}
 	return len(b.entries) > 0
 }
@@ -387,6 +409,9 @@ func (s *scheduler) preempt(slot int32) {
 // finished requests free their blocks, leave the running list and release
 // their slots.
 func (s *scheduler) complete(b *batch, nowS float64) {
+	if s.host != nil {
+		s.host.issue(nowS)
+	}
 	finished := 0
 	for i := range b.entries {
 		e := &b.entries[i]

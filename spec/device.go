@@ -41,6 +41,11 @@ type Device struct {
 	// NetworkGBps is the per-GPU inter-node bandwidth in one direction,
 	// GB/s (one NIC per GPU in the reference systems).
 	NetworkGBps float64 `yaml:"network_gbps"`
+	// HostLinkGBps is the effective bandwidth between one GPU and host
+	// memory in one direction, GB/s, for KV blocks copied to and from a
+	// host tier (simulate's --kv-offloading-size); its source says whether
+	// it was measured or is a share of the link's paper rate.
+	HostLinkGBps float64 `yaml:"host_link_gbps"`
 	// LaunchUs is the typical host cost of launching one kernel from an
 	// eager PyTorch op (dispatch plus cudaLaunchKernel), microseconds.
 	LaunchUs float64 `yaml:"launch_us"`

@@ -136,6 +136,7 @@ func (d *Device) checkComplete() error {
 	}{
 		{"peak_bf16_tflops", d.PeakBF16TFLOPS}, {"memory_gib", d.MemoryGiB}, {"hbm_gbps", d.HBMGBps},
 		{"sms", float64(d.SMs)}, {"nvlink_gbps", d.NVLinkGBps}, {"network_gbps", d.NetworkGBps},
+		{"host_link_gbps", d.HostLinkGBps},
 		{"launch_us", d.LaunchUs}, {"kernel_floor_us", d.KernelFloorUs}, {"host_cpu_factor", d.HostCPUFactor},
 	} {
 		if !(f.v > 0) {

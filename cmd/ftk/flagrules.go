@@ -48,6 +48,7 @@ var numberRules = map[string]func(float64) error{
 		return nil
 	},
 	"think-time":         nonNegative("seconds"),
+	"kv-offloading-size": nonNegative("GiB"),
 	"kv-link-latency-us": nonNegative("microseconds"),
 	"moe-skew":           nonNegative("a Zipf exponent"),
 	"cv":                 nonNegative("a coefficient of variation"),

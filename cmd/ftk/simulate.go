@@ -47,6 +47,7 @@ func simulateCommand() *cli.Command {
 		&cli.BoolWithInverseFlag{Name: "enable-chunked-prefill", Value: def.Engine.EnableChunkedPrefill, Usage: "split long prompts over steps, as vLLM V1 does by default (--no-enable-chunked-prefill to turn off)"},
 		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; disaggregated: on the prefill instances)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
+		&cli.FloatFlag{Name: "kv-offloading-size", Usage: "GiB of host memory per replica (all its GPUs together) for a host tier of KV blocks, as vLLM's --kv-offloading-size with the native backend: blocks are copied to the host as they are computed and a prefix found there loads over the host link instead of being recomputed (docs/kv-offloading.md); 0: none"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
 		&cli.BoolFlag{Name: "enforce-eager", Usage: "vLLM's --enforce-eager: the same as --execution-mode eager"},
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) piecewise (graphs between eagerly issued attention ops) or full-and-piecewise (vLLM's default since 0.11: full graphs for decode-only batches, piecewise for the rest); default cuda-graph (full-and-piecewise or piecewise as --vllm-version says), or eager with a CUDA_EVENT bundle"},
@@ -109,6 +110,7 @@ Examples:
   ftk simulate --model llama-3.1-8b --mode disaggregated --prefill-instances 1 --decode-instances 2 --kv-link-gbps 25 --workload splitwise-conv --rate 5 --num-requests 1000
   ftk simulate --model llama-3.1-8b --workload shared-prefix:groups=8,users=50,system=2000,question=200,output=64 --rate 6 --num-requests 400 --no-enable-prefix-caching
   ftk simulate --model llama-3.1-8b --workload sessions:groups=16,users=4,system=1024,turns=8,question=128,output=128 --clients 64 --think-time 1 --num-requests 5000
+  ftk simulate --model llama-3.1-8b --workload sessions:groups=8,users=64,system=2000,turns=10,question=200,output=200 --clients 128 --think-time 10 --num-requests 2000 --kv-offloading-size 64
   ftk simulate --model llama-3.1-8b --workload splitwise-conv --stages 60s@2,60s@12,60s@4 --num-requests 2000`,
 		Flags:  flags,
 		Action: runSimulate,
@@ -159,6 +161,7 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("enable-chunked-prefill", func() { e.EnableChunkedPrefill = cmd.Bool("enable-chunked-prefill") })
 	set("enable-prefix-caching", func() { e.EnablePrefixCaching = cmd.Bool("enable-prefix-caching") })
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
+	set("kv-offloading-size", func() { e.KVOffloadingSize = cmd.Float("kv-offloading-size") })
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
 	if cmd.Bool("enforce-eager") {
 		if cmd.IsSet("execution-mode") && e.ExecutionMode != runresult.ExecEager {

@@ -1,0 +1,203 @@
+package simulate
+
+import "math"
+
+// hostTier is one engine's host-memory tier of KV blocks: vLLM's native
+// CPU offloading (--kv-offloading-size with --kv-offloading-backend
+// native: the OffloadingConnector with the CPU backend and its LRU
+// manager; vllm/distributed/kv_transfer/kv_connector/v1/
+// offloading_connector.py, vllm/v1/kv_offload/lru_manager.py and cpu.py,
+// read 2026-12). It follows vLLM as follows:
+//
+//   - Blocks are stored as they are computed, not when the GPU evicts
+//     them: when a step schedules the tokens that fill a request's blocks,
+//     those blocks are stored (OffloadingConnectorScheduler.
+//     _get_reqs_to_store, prepare_store), and a request newly scheduled
+//     stores its GPU hits the tier lacks; hashes the tier holds are
+//     skipped. The copy starts when the step's forward pass ends
+//     (wait_for_save) and runs over the GPU-to-host direction of the host
+//     link, copies one after another; a block is found by lookups only
+//     once copied (BlockStatus.is_ready).
+//   - Room comes from the least recently used ready blocks no load is
+//     reading; when too few can go, the request's new blocks are not
+//     stored (prepare_store returns None).
+//   - A lookup continues after the GPU's prefix hits and stops at the
+//     first miss (get_num_new_matched_tokens, lookup); the request's
+//     blocks the tier holds are touched last first, so the head of a
+//     prefix is the most recently used.
+//   - Blocks are the GPU's block size (block_size_factor 1, vLLM's
+//     default); one block's bytes are those of every GPU of the engine
+//     (CPUOffloadingSpec: page size x layers x world size).
+//
+// Slots of the tier are either free (a stack) or in one LRU list, head
+// least recently used; the table maps each stored hash to its slot.
+type hostTier struct {
+	blockSize int32
+	table     blockTable
+	hash      []uint64
+	readyS    []float64 // when the copy to the host ends (+Inf: not issued yet)
+	loads     []int32   // loads in flight reading the slot
+	prev      []int32
+	next      []int32
+	head      int32
+	tail      int32
+	free      []int32
+	// pending is the slots stored by the batch in flight, issued when
+	// it ends (issue).
+	pending []int32
+	// blockBytes is one block's bytes on one GPU; bytesPerS the host
+	// link of one GPU, each direction; d2hFreeS when its GPU-to-host
+	// direction is free.
+	blockBytes, bytesPerS float64
+	d2hFreeS              float64
+
+	stored, evictions int64
+}
+
+func newHostTier(blocks int, blockSize int, blockBytes, bytesPerS float64) *hostTier {
+	h := &hostTier{blockSize: int32(blockSize), table: newBlockTable(blocks), hash: make([]uint64, blocks),
+		readyS: make([]float64, blocks), loads: make([]int32, blocks), prev: make([]int32, blocks), next: make([]int32, blocks),
+		head: -1, tail: -1, free: make([]int32, blocks), blockBytes: blockBytes, bytesPerS: bytesPerS}
+	for i := range blocks {
+		h.free[i] = int32(blocks - 1 - i) // slot 0 on top
+	}
+	return h
+}
+
+// pushTail appends slot s to the LRU list (most recently used).
+func (h *hostTier) pushTail(s int32) {
+	h.prev[s], h.next[s] = h.tail, -1
+	if h.tail >= 0 {
+		h.next[h.tail] = s
+	} else {
+		h.head = s
+	}
+	h.tail = s
+}
+
+// unlink takes slot s out of the LRU list.
+func (h *hostTier) unlink(s int32) {
+	pv, nx := h.prev[s], h.next[s]
+	if pv >= 0 {
+		h.next[pv] = nx
+	} else {
+		h.head = nx
+	}
+	if nx >= 0 {
+		h.prev[nx] = pv
+	} else {
+		h.tail = pv
+	}
+}
+
+// touch makes slot s the most recently used.
+func (h *hostTier) touch(s int32) {
+	if h.tail != s {
+		h.unlink(s)
+		h.pushTail(s)
+	}
+}
+
+// touchHash touches the slot holding hash x, if any.
+func (h *hostTier) touchHash(x uint64) {
+	if s := h.table.get(x); s >= 0 {
+		h.touch(s)
+	}
+}
+
+// lookup appends to out the ready slots holding blocks from..n-1 of c
+// (block from's parent hashing to parent), stopping at the first miss,
+// and returns them with the hash of the last one.
+func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS float64, out []int32) ([]int32, uint64) {
+	for j := from; j < n; j++ {
+		x := c.blockHash(parent, j, h.blockSize)
+		s := h.table.get(x)
+		if s < 0 || h.readyS[s] > nowS {
+			break
+		}
+		out = append(out, s)
+		parent = x
+	}
+	return out, parent
+}
+
+// evictable reports whether slot s may be dropped now.
+func (h *hostTier) evictable(s int32, nowS float64) bool {
+	return h.loads[s] == 0 && h.readyS[s] <= nowS
+}
+
+// store takes slots for the hashes the tier lacks, evicting least recently
+// used blocks for room, and queues their copies for the batch in flight.
+// It reports false, changing nothing, when too few blocks can be evicted.
+// hashes holds distinct hashes.
+func (h *hostTier) store(hashes []uint64, nowS float64) bool {
+	need := 0
+	for _, x := range hashes {
+		if h.table.get(x) < 0 {
+			need++
+		}
+	}
+	if need == 0 {
+		return true
+	}
+	evict := need - len(h.free)
+	if evict > 0 {
+		n := 0
+		for s := h.head; s >= 0 && n < evict; s = h.next[s] {
+			if h.evictable(s, nowS) {
+				n++
+			}
+		}
+		if n < evict {
+			return false
+		}
+		for s := h.head; evict > 0; {
+			nx := h.next[s]
+			if h.evictable(s, nowS) {
+				h.unlink(s)
+				h.table.remove(h.hash[s])
+				h.hash[s] = 0
+				h.free = append(h.free, s)
+				h.evictions++
+				evict--
+			}
+			s = nx
+		}
+	}
+	for _, x := range hashes {
+		if h.table.get(x) >= 0 {
+			continue
+		}
+		s := h.free[len(h.free)-1]
+		h.free = h.free[:len(h.free)-1]
+		h.hash[s], h.readyS[s] = x, math.Inf(1)
+		h.table.set(x, s)
+		h.pushTail(s)
+		h.pending = append(h.pending, s)
+		h.stored++
+	}
+	return true
+}
+
+// issue starts the copies of the pending slots at endS, when the batch
+// that stored them ends: one after another over the GPU-to-host link.
+func (h *hostTier) issue(endS float64) {
+	if len(h.pending) == 0 {
+		return
+	}
+	t := max(h.d2hFreeS, endS) + float64(len(h.pending))*h.blockBytes/h.bytesPerS
+	for _, s := range h.pending {
+		h.readyS[s] = t
+	}
+	h.d2hFreeS = t
+	h.pending = h.pending[:0]
+}
+
+// hostLoad is one request's load from the host tier in flight: the slots
+// it reads, the bytes one GPU has left to copy (the host link drains it),
+// and the tokens it will have computed when done (GPU and host hits).
+type hostLoad struct {
+	slots  []int32
+	bytes  float64
+	tokens int32
+}
