@@ -41,6 +41,12 @@ var modelCatalog = map[string]Model{
 		HiddenSize: 8192, IntermediateSize: 28672, NumLayers: 80, NumHeads: 64, NumKVHeads: 8,
 		HeadDim: 128, VocabSize: 128256, MaxPosition: 131072, GatedMLP: true,
 	},
+	"llama-3.2-1b": { // the draft model of Llama 3.3 70B's speculative decoding runs (publicrun/runs/ruiz-*)
+		HubID:        "meta-llama/Llama-3.2-1B",
+		Architecture: "LlamaForCausalLM", ModelType: "llama",
+		HiddenSize: 2048, IntermediateSize: 8192, NumLayers: 16, NumHeads: 32, NumKVHeads: 8,
+		HeadDim: 64, VocabSize: 128256, MaxPosition: 131072, TiedEmbeddings: true, GatedMLP: true,
+	},
 	"llama-2-7b": {
 		HubID:        "meta-llama/Llama-2-7b-hf",
 		Architecture: "LlamaForCausalLM", ModelType: "llama",
