@@ -187,7 +187,7 @@ func (rep *Report) curves(opts simulate.Options, workers int) ([][]Probe, error)
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			// Limits at infinity: no run stops early, every latency is measured.
-			p := &prober{cfg: r.Candidate.Config(rep.s.Base), wl: rep.wl, slo: rep.s.SLO.Scaled(math.Inf(1)), opts: opts}
+			p := &prober{cfg: rep.s.config(r.Candidate), wl: rep.wl, slo: rep.s.SLO.Scaled(math.Inf(1)), opts: opts}
 			for _, f := range curveFractions {
 				pr, err := p.probe(f * r.RateRPS)
 				if err != nil {
@@ -213,7 +213,7 @@ func (rep *Report) WriteFiles(dir string, opts simulate.Options, workers int) er
 		return err
 	}
 	for _, r := range rep.Rows {
-		p := &prober{cfg: r.Candidate.Config(rep.s.Base), wl: rep.wl}
+		p := &prober{cfg: rep.s.config(r.Candidate), wl: rep.wl}
 		cfg := p.configAt(r.ConfigRateRPS).WithAbsolutePaths() // reruns from any working directory
 		var b bytes.Buffer
 		if err := cfg.WriteYAML(&b); err != nil {

@@ -40,6 +40,20 @@ type Settings struct {
 	// ranked candidate's rate is searched with, to show its spread (0 or
 	// 1: only Base's).
 	Seeds int
+	// VersionAsync: the user did not choose async scheduling, so each
+	// candidate takes Base.VLLMVersion's default for its own layout (vLLM
+	// turns it off with pipeline stages).
+	VersionAsync bool `json:",omitempty"`
+}
+
+// config is candidate c's simulation.
+func (s *Settings) config(c Candidate) runresult.Config {
+	cfg := c.Config(s.Base)
+	if s.VersionAsync {
+		_ = cfg.ApplyVLLMDefaults(true, false) // validate checked the version
+
+	}
+	return cfg
 }
 
 // Options are how a search runs; they do not change its results.
@@ -76,9 +90,10 @@ func (s *Settings) checksum() (string, error) {
 		Tol   float64
 		TopK  int
 		Rate  float64 `json:",omitempty"`
+		Async bool    `json:",omitempty"`
 	}{s.Space.Model.Name, Space{Pools: s.Space.Pools, TP: s.Space.TP, PP: s.Space.PP, EP: s.Space.EP,
 		MaxNumSeqs: s.Space.MaxNumSeqs, MaxNumBatchedTokens: s.Space.MaxNumBatchedTokens,
-		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes, UseAll: s.Space.UseAll}, s.Base, s.SLO, s.RateTolerance, s.TopK, s.RateRPS})
+		ExecutionModes: s.Space.ExecutionModes, Modes: s.Space.Modes, UseAll: s.Space.UseAll}, s.Base, s.SLO, s.RateTolerance, s.TopK, s.RateRPS, s.VersionAsync})
 	if err != nil {
 		return "", err
 	}
@@ -322,13 +337,18 @@ func (s *Settings) validate() error {
 	case s.Seeds < 0:
 		return fmt.Errorf("search: seeds must be at least 1, got %d", s.Seeds)
 	}
+	if s.VersionAsync {
+		if _, err := runresult.VLLMDefaultsFor(s.Base.VLLMVersion); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+	}
 	return nil
 }
 
 // evaluate searches one candidate.
 func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.Options) (*Result, error) {
 	r := &Result{ID: c.ID(), Candidate: c, GPUs: c.GPUs()}
-	p := &prober{cfg: c.Config(s.Base), wl: wl, slo: s.SLO, opts: opts}
+	p := &prober{cfg: s.config(c), wl: wl, slo: s.SLO, opts: opts}
 	if err := p.check(); err != nil {
 		r.Status, r.Reason = StatusRejected, "simulator: "+err.Error()
 		return r, nil

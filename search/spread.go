@@ -79,7 +79,7 @@ func (s *Settings) seedRate(c Candidate, seed uint64, startRPS float64, opts sim
 	if err != nil {
 		return 0, err
 	}
-	p := &prober{cfg: c.Config(s.Base), wl: wl, slo: s.SLO, opts: opts}
+	p := &prober{cfg: s.config(c), wl: wl, slo: s.SLO, opts: opts}
 	g := grid{tol: s.RateTolerance}
 	o, err := searchRate(g, p.probe, g.ceil(startRPS), 0, false)
 	if err == nil && o.found {

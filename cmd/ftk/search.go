@@ -156,6 +156,7 @@ func searchSettings(cmd *cli.Command) (search.Settings, error) {
 			return s, usageError("--rate must be a number of requests per second of at least 1e-6, got %g", s.RateRPS)
 		}
 	}
+	s.VersionAsync = base.VLLMVersion != "" && !cmd.IsSet("async-scheduling")
 	if s.Seeds = cmd.Int("seeds"); s.Seeds < 1 {
 		return s, usageError("--seeds must be at least 1, got %d", s.Seeds)
 	}
