@@ -1,13 +1,16 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -71,6 +74,25 @@ type Options struct {
 	Progress func(done, total int)
 	// Sim are options passed to every simulation (a loaded bundle).
 	Sim simulate.Options
+	// enumerationOrder searches the candidates in enumeration order, not
+	// shuffled (the tests compare the two).
+	enumerationOrder bool
+}
+
+// shuffle puts the candidates to search (indices into mine) in a fixed
+// pseudo-random order, by a hash of their IDs. Enumeration order groups a
+// layout's engine limits and lists the layouts by GPUs per engine, so the
+// best ones can all come last; each one found raises the pruning
+// threshold only if it beats the K best so far, which in a random order
+// of N candidates happens about K (1 + ln(N/K)) times, not N. The results
+// do not depend on the order (NewReport).
+func shuffle(todo []int, mine []Candidate) {
+	key := func(i int) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(mine[i].ID()))
+		return h.Sum64()
+	}
+	slices.SortFunc(todo, func(a, b int) int { return cmp.Compare(key(a), key(b)) })
 }
 
 // Outcome is what a search run did.
@@ -191,6 +213,9 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 			continue
 		}
 		todo = append(todo, i)
+	}
+	if !o.enumerationOrder {
+		shuffle(todo, mine)
 	}
 	workers := o.Workers
 	if workers <= 0 {

@@ -73,12 +73,6 @@ func TestOptimumEqualsExhaustive(t *testing.T) {
 	if best.ID != bestE.ID || best.RateRPS != bestE.RateRPS {
 		t.Errorf("pruned search's best %s at %g req/s, exhaustive %s at %g", best.ID, best.RateRPS, bestE.ID, bestE.RateRPS)
 	}
-	probes := func(o *Outcome) (n int) {
-		for _, r := range o.Results {
-			n += r.Probes
-		}
-		return n
-	}
 	if probes(outP) >= probes(outE) {
 		t.Errorf("pruning saved nothing: %d probes against %d", probes(outP), probes(outE))
 	}
@@ -169,17 +163,42 @@ func sameFiles(t *testing.T, what string, a, b map[string][]byte) {
 	}
 }
 
-// The same settings give the same bytes, with any number of workers.
+// The same settings give the same bytes, with any number of workers, and
+// whatever the order the candidates are searched in (shuffled, as Run
+// does, or in enumeration order): the order changes only the work.
 func TestDeterministic(t *testing.T) {
 	s := smallSettings(t, testSLO, 3)
-	a, b := t.TempDir(), t.TempDir()
-	search(t, s, a, 1)
+	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
+	outA, _ := search(t, s, a, 1)
 	search(t, s, b, 3)
 	files := readFiles(t, a)
 	if files[ResultsFile] == nil || files[ParetoFile] == nil {
 		t.Fatalf("no %s or %s in %v", ResultsFile, ParetoFile, a)
 	}
 	sameFiles(t, "1 worker against 3", files, readFiles(t, b))
+	outC, err := Run(context.Background(), s, Options{Dir: c, Workers: 1, enumerationOrder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := NewReport(s, outC.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteFiles(c, simulate.Options{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "shuffled against enumeration order", files, readFiles(t, c))
+	if probes(outA) == probes(outC) {
+		t.Errorf("the order changed nothing: %d simulations both ways; the test compares nothing", probes(outA))
+	}
+}
+
+// probes is the simulations a search ran.
+func probes(o *Outcome) (n int) {
+	for _, r := range o.Results {
+		n += r.Probes
+	}
+	return n
 }
 
 // Shards run one after the other into one folder, then the whole search
