@@ -23,14 +23,30 @@ import (
 var requestColumns = []string{"request_id", "arrival_s", "prompt_tokens", "output_tokens", "first_token_s",
 	"finish_s", "ttft_ms", "tpot_ms", "e2e_ms", "mean_itl_ms", "kv_transfer_ms", "preemptions", "cached_prompt_tokens", "status"}
 
-// requestSchema is the Arrow schema of requests.arrow. Times and latencies
-// a request lacks are null.
-var requestSchema = func() *arrow.Schema {
-	fields := make([]arrow.Field, len(requestColumns))
-	for i, n := range requestColumns {
+// hostRequestColumns are the columns of a run with a host tier:
+// host_cached_prompt_tokens (RequestMetrics.HostCachedPromptTokens) comes
+// before status.
+var hostRequestColumns = append(append(append([]string{}, requestColumns[:len(requestColumns)-1]...), "host_cached_prompt_tokens"), "status")
+
+// columnsOf is the columns of a run with a host tier or without.
+func columnsOf(host bool) []string {
+	if host {
+		return hostRequestColumns
+	}
+	return requestColumns
+}
+
+// requestSchema and hostRequestSchema are the Arrow schemas of
+// requests.arrow without and with a host tier. Times and latencies a
+// request lacks are null.
+var requestSchema, hostRequestSchema = schemaOf(requestColumns), schemaOf(hostRequestColumns)
+
+func schemaOf(columns []string) *arrow.Schema {
+	fields := make([]arrow.Field, len(columns))
+	for i, n := range columns {
 		var t arrow.DataType = arrow.PrimitiveTypes.Float64
 		switch n {
-		case "request_id", "prompt_tokens", "output_tokens", "preemptions", "cached_prompt_tokens":
+		case "request_id", "prompt_tokens", "output_tokens", "preemptions", "cached_prompt_tokens", "host_cached_prompt_tokens":
 			t = arrow.PrimitiveTypes.Int64
 		case "status":
 			t = arrow.BinaryTypes.String
@@ -39,17 +55,18 @@ var requestSchema = func() *arrow.Schema {
 	}
 	md := arrow.NewMetadata([]string{"ftk_artifact", "schema_version"}, []string{"simulate_requests", "3"})
 	return arrow.NewSchema(fields, &md)
-}()
+}
 
 // csvRequestWriter writes requests.csv rows; missing values are empty.
 type csvRequestWriter struct {
-	w   io.Writer
-	buf []byte
+	w    io.Writer
+	buf  []byte
+	host bool
 }
 
-func newCSVRequestWriter(w io.Writer) (*csvRequestWriter, error) {
-	c := &csvRequestWriter{w: w}
-	_, err := io.WriteString(w, strings.Join(requestColumns, ",")+"\n")
+func newCSVRequestWriter(w io.Writer, host bool) (*csvRequestWriter, error) {
+	c := &csvRequestWriter{w: w, host: host}
+	_, err := io.WriteString(w, strings.Join(columnsOf(host), ",")+"\n")
 	return c, err
 }
 
@@ -78,6 +95,10 @@ func (c *csvRequestWriter) WriteRequest(m *RequestMetrics) error {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(m.CachedPromptTokens), 10)
 	b = append(b, ',')
+	if c.host {
+		b = strconv.AppendInt(b, int64(m.HostCachedPromptTokens), 10)
+		b = append(b, ',')
+	}
 	b = append(b, m.Status...)
 	b = append(b, '\n')
 	c.buf = b
@@ -94,15 +115,20 @@ type arrowRequestWriter struct {
 	fw   *ipc.FileWriter
 	b    *array.RecordBuilder
 	rows int
+	host bool
 }
 
-func newArrowRequestWriter(w io.Writer) (*arrowRequestWriter, error) {
+func newArrowRequestWriter(w io.Writer, host bool) (*arrowRequestWriter, error) {
 	mem := memory.NewGoAllocator()
-	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(requestSchema), ipc.WithAllocator(mem))
+	schema := requestSchema
+	if host {
+		schema = hostRequestSchema
+	}
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, err
 	}
-	return &arrowRequestWriter{fw: fw, b: array.NewRecordBuilder(mem, requestSchema)}, nil
+	return &arrowRequestWriter{fw: fw, b: array.NewRecordBuilder(mem, schema), host: host}, nil
 }
 
 func appendNullable(b *array.Float64Builder, v float64) {
@@ -125,7 +151,10 @@ func (a *arrowRequestWriter) WriteRequest(m *RequestMetrics) error {
 	}
 	f[11].(*array.Int64Builder).Append(int64(m.Preemptions))
 	f[12].(*array.Int64Builder).Append(int64(m.CachedPromptTokens))
-	f[13].(*array.StringBuilder).Append(m.Status)
+	if a.host {
+		f[13].(*array.Int64Builder).Append(int64(m.HostCachedPromptTokens))
+	}
+	f[len(f)-1].(*array.StringBuilder).Append(m.Status)
 	a.rows++
 	if a.rows == arrowBatchRows {
 		return a.flush()
@@ -162,8 +191,10 @@ type RequestFiles struct {
 
 // CreateRequestFiles starts requests.csv and requests.arrow in dir; each
 // finished request is written as it comes (WriteRequest), and the files
-// appear only on Commit.
-func CreateRequestFiles(dir string) (*RequestFiles, error) {
+// appear only on Commit. host adds the column of a run with a host tier
+// (host_cached_prompt_tokens); without it the files are as they always
+// were.
+func CreateRequestFiles(dir string, host bool) (*RequestFiles, error) {
 	rf := &RequestFiles{}
 	var err error
 	if rf.csvFile, err = atomicfile.Create(filepath.Join(dir, RequestsCSVFile)); err != nil {
@@ -173,8 +204,8 @@ func CreateRequestFiles(dir string) (*RequestFiles, error) {
 		rf.csvFile.Abort()
 		return nil, err
 	}
-	if rf.csv, err = newCSVRequestWriter(rf.csvFile.Writer); err == nil {
-		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.Writer)
+	if rf.csv, err = newCSVRequestWriter(rf.csvFile.Writer, host); err == nil {
+		rf.arrow, err = newArrowRequestWriter(rf.arrowFile.Writer, host)
 	}
 	if err != nil {
 		rf.Abort()
@@ -244,9 +275,12 @@ func readRequestsCSV(path string) ([]RequestMetrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requests %s line 1: %w", path, err)
 	}
-	if strings.Join(header, ",") != strings.Join(requestColumns, ",") {
-		return nil, fmt.Errorf("requests %s line 1: header %q, want %q", path, strings.Join(header, ","), strings.Join(requestColumns, ","))
+	host := strings.Join(header, ",") == strings.Join(hostRequestColumns, ",")
+	if !host && strings.Join(header, ",") != strings.Join(requestColumns, ",") {
+		return nil, fmt.Errorf("requests %s line 1: header %q, want %q (or, with a host tier, %q)", path, strings.Join(header, ","),
+			strings.Join(requestColumns, ","), strings.Join(hostRequestColumns, ","))
 	}
+	columns := columnsOf(host)
 	var out []RequestMetrics
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -257,23 +291,23 @@ func readRequestsCSV(path string) ([]RequestMetrics, error) {
 			return nil, fmt.Errorf("requests %s line %d: %w", path, line, err)
 		}
 		var m RequestMetrics
-		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, nil, &m.Preemptions, &m.CachedPromptTokens}
+		ints := []*int{&m.RequestID, nil, &m.PromptTokens, &m.OutputTokens, nil, nil, nil, nil, nil, nil, nil, &m.Preemptions, &m.CachedPromptTokens, &m.HostCachedPromptTokens}
 		floats := []*float64{nil, &m.ArrivalS, nil, nil, &m.FirstTokenS, &m.FinishS, &m.TTFTMs, &m.TPOTMs, &m.E2EMs, &m.MeanITLMs, &m.KVTransferMs}
-		for i, v := range rec[:len(requestColumns)-1] {
+		for i, v := range rec[:len(columns)-1] {
 			if p := ints[i]; p != nil {
 				if *p, err = strconv.Atoi(v); err != nil {
-					return nil, fmt.Errorf("requests %s line %d column %s: want an integer, got %q", path, line, requestColumns[i], v)
+					return nil, fmt.Errorf("requests %s line %d column %s: want an integer, got %q", path, line, columns[i], v)
 				}
 				continue
 			}
 			*floats[i] = math.NaN()
 			if v != "" {
 				if *floats[i], err = strconv.ParseFloat(v, 64); err != nil {
-					return nil, fmt.Errorf("requests %s line %d column %s: want a number, got %q", path, line, requestColumns[i], v)
+					return nil, fmt.Errorf("requests %s line %d column %s: want a number, got %q", path, line, columns[i], v)
 				}
 			}
 		}
-		m.Status = rec[len(requestColumns)-1]
+		m.Status = rec[len(columns)-1]
 		if m.Status != StatusCompleted && m.Status != StatusRejected {
 			return nil, fmt.Errorf("requests %s line %d column status: want %s or %s, got %q", path, line, StatusCompleted, StatusRejected, m.Status)
 		}
@@ -292,8 +326,9 @@ func readRequestsArrow(path string) ([]RequestMetrics, error) {
 		return nil, fmt.Errorf("requests %s: %w", path, err)
 	}
 	defer r.Close()
-	if !r.Schema().Equal(requestSchema) {
-		return nil, fmt.Errorf("requests %s: schema %s, want %s", path, r.Schema(), requestSchema)
+	host := r.Schema().Equal(hostRequestSchema)
+	if !host && !r.Schema().Equal(requestSchema) {
+		return nil, fmt.Errorf("requests %s: schema %s, want %s (or, with a host tier, %s)", path, r.Schema(), requestSchema, hostRequestSchema)
 	}
 	var out []RequestMetrics
 	for i := 0; i < r.NumRecords(); i++ {
@@ -310,11 +345,16 @@ func readRequestsArrow(path string) ([]RequestMetrics, error) {
 			return a.Value(row)
 		}
 		in := func(j, row int) int { return int(col(j).(*array.Int64).Value(row)) }
+		status := int(rec.NumCols()) - 1
 		for row := 0; row < int(rec.NumRows()); row++ {
-			out = append(out, RequestMetrics{RequestID: in(0, row), ArrivalS: fl(1, row), PromptTokens: in(2, row),
+			m := RequestMetrics{RequestID: in(0, row), ArrivalS: fl(1, row), PromptTokens: in(2, row),
 				OutputTokens: in(3, row), FirstTokenS: fl(4, row), FinishS: fl(5, row), TTFTMs: fl(6, row),
 				TPOTMs: fl(7, row), E2EMs: fl(8, row), MeanITLMs: fl(9, row), KVTransferMs: fl(10, row),
-				Preemptions: in(11, row), CachedPromptTokens: in(12, row), Status: col(13).(*array.String).Value(row)})
+				Preemptions: in(11, row), CachedPromptTokens: in(12, row), Status: col(status).(*array.String).Value(row)}
+			if host {
+				m.HostCachedPromptTokens = in(13, row)
+			}
+			out = append(out, m)
 		}
 	}
 	return out, nil

@@ -27,7 +27,7 @@ func Execute(r *Resolved, src Source, out Outputs, opts Options) (*runresult.Sum
 	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulate outputs: %w", err)
 	}
-	files, err := runresult.CreateRequestFiles(out.Dir)
+	files, err := runresult.CreateRequestFiles(out.Dir, r.cfg.Engine.KVOffloadingSize > 0)
 	if err != nil {
 		return nil, err
 	}

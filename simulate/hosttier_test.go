@@ -3,6 +3,8 @@ package simulate
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ftk-dev/ftk/datasets"
@@ -251,5 +253,47 @@ func TestHostTierDeterministic(t *testing.T) {
 	}
 	if !bytes.Equal(out[0], out[1]) {
 		t.Error("INV-9: two runs with the host tier differ")
+	}
+}
+
+// With a host tier requests.csv and requests.arrow carry
+// host_cached_prompt_tokens, and read back as written; without one their
+// columns are the same as ever.
+func TestHostTierRequestColumns(t *testing.T) {
+	w, err := datasets.ParseWorkload("sessions:groups=4,users=8,system=1000,turns=4,question=300,output=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []float64{0, 4} {
+		cfg := testConfig()
+		cfg.Engine.NumGPUBlocksOverride = 600
+		cfg.Engine.KVOffloadingSize = size
+		c, err := datasets.NewClients(w, datasets.Arrivals{}, 16, 200, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		sum, err := Execute(mustResolve(t, cfg), c, Outputs{Dir: dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		csvBytes, _ := os.ReadFile(filepath.Join(dir, runresult.RequestsCSVFile))
+		header, _, _ := bytes.Cut(csvBytes, []byte("\n"))
+		if has := bytes.Contains(header, []byte("host_cached_prompt_tokens")); has != (size > 0) {
+			t.Errorf("size %g: header %s", size, header)
+		}
+		for _, f := range []string{runresult.RequestsCSVFile, runresult.RequestsArrowFile} {
+			rows, err := runresult.ReadRequestMetrics(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var host int64
+			for _, r := range rows {
+				host += int64(r.HostCachedPromptTokens)
+			}
+			if host != sum.Metrics.PrefixCache.HostHitTokens || (size > 0) != (host > 0) {
+				t.Errorf("size %g: %s holds %d host cached tokens, the summary %d", size, f, host, sum.Metrics.PrefixCache.HostHitTokens)
+			}
+		}
 	}
 }
