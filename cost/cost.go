@@ -135,11 +135,16 @@ type BatchShape struct {
 	// tokens attends as a chunk of them on its cached context (vLLM runs
 	// it through the varlen attention path: attentionSplit).
 	DecodeQueries []int
+	// Logits is the rows the LM head computes when it is not one per
+	// sequence (0): a verify pass computes logits at every query token
+	// (vLLM's rejection sampler takes the target's distribution at each
+	// draft position and the bonus one).
+	Logits int
 }
 
 // Reset empties the shape, keeping its slices' memory.
 func (b *BatchShape) Reset() {
-	b.Tokens, b.Seqs = 0, 0
+	b.Tokens, b.Seqs, b.Logits = 0, 0, 0
 	b.PrefillChunks = b.PrefillChunks[:0]
 	b.PrefillContexts = b.PrefillContexts[:0]
 	b.DecodeContexts = b.DecodeContexts[:0]

@@ -35,6 +35,9 @@ type OpCostConfig struct {
 	MoE runresult.MoEConfig
 	// Histogram is the expert histogram of replay routing.
 	Histogram *ExpertHistogram
+	// ExtraFirstOps run on the first stage after the embedding, once per
+	// step (a speculative head's fusion layer, spec.Drafter.FusionOp).
+	ExtraFirstOps []spec.Op
 }
 
 // OpCostModel prices a step operator by operator: for each layer of a
@@ -212,6 +215,9 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 		}
 		if s == 0 {
 			for _, o := range first {
+				cm.addOp(&st.tokens, o, c.Predictors)
+			}
+			for _, o := range c.ExtraFirstOps {
 				cm.addOp(&st.tokens, o, c.Predictors)
 			}
 		}
@@ -411,6 +417,9 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 	*c = StepCost{}
 	st.steps++
 	seqs := b.Seqs
+	if b.Logits > 0 {
+		seqs = b.Logits
+	}
 	mode := runresult.ExecEager
 	switch cm.exec {
 	case runresult.ExecCUDAGraph:
@@ -465,6 +474,7 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 		// small addition next to the real tokens' spread.
 		cm.routedCost(st, b.Tokens, c)
 	}
+	attnBase := c.Ms[CompAttention]
 	chunks, contexts, decodes := b.attentionSplit(&cm.split)
 	if len(chunks) > 0 {
 		st.prefillSteps++
@@ -477,6 +487,9 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 		st.decodeSeqSum += n
 		st.decodeCtxSum += kv
 		cm.attention(&st.decode, n, kv, c)
+	}
+	if len(b.DecodeQueries) > 0 {
+		cm.verifyAttentionFloor(st, b, attnBase, c)
 	}
 	if w := cm.model.AttentionWindow; w > 0 {
 		cm.localAttention(st, chunks, contexts, decodes, w, c)
@@ -538,4 +551,31 @@ func (cm *OpCostModel) localAttention(st *stageModel, chunks, contexts, decodes 
 		n := float64(len(decodes))
 		cm.attention(&st.decodeLocal, n, sum/n, c)
 	}
+}
+
+// verifyAttentionFloor keeps a step with multi-token decodes (the verify
+// pass of speculative decoding) from pricing its attention below the same
+// batch with one query token per decode: a chunk of k+1 query tokens
+// reads its whole cached context as a decode does, and the prefill path's
+// reduction of many short chunks on long contexts (spec.PrefillEquivalent)
+// can price it below that.
+func (cm *OpCostModel) verifyAttentionFloor(st *stageModel, b *BatchShape, base float64, c *StepCost) {
+	var floor float64
+	price := func(g *opGroup, a, bb float64) {
+		cm.x[0], cm.x[1] = a, bb
+		for i := range g.ops {
+			p := &g.ops[i]
+			if p.comp == CompAttention {
+				ms, _ := cm.price(p, cm.x[:2])
+				floor += ms * p.count
+			}
+		}
+	}
+	if len(b.PrefillChunks) > 0 {
+		kv, chunk := spec.PrefillEquivalent(b.PrefillChunks, b.PrefillContexts)
+		price(&st.prefill, kv, chunk)
+	}
+	n, kv := spec.DecodeEquivalent(b.DecodeContexts)
+	price(&st.decode, n, kv)
+	c.Ms[CompAttention] = max(c.Ms[CompAttention], base+floor)
 }

@@ -32,6 +32,8 @@ type Summary struct {
 	DecodeMemory    *MemoryReport    `json:"decode_memory,omitempty"`
 	// Breakdown is where step time goes, per engine role.
 	Breakdown []Breakdown `json:"breakdown"`
+	// Speculative is the run's speculative decoding (nil: none).
+	Speculative *SpeculativeReport `json:"speculative,omitempty"`
 }
 
 // WorkloadReport names what a run served.
@@ -140,6 +142,18 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "host tier\t%d blocks (%d tokens) per replica at %g GB/s: hit rate %.1f%% (%d prompt tokens loaded, not recomputed), %d blocks stored, %d loaded, %d evicted\n",
 			s.Memory.HostBlocks, s.Memory.HostBlocks*s.Memory.BlockSize, s.Memory.HostLinkGBps, 100*pc.HostHitRate, pc.HostHitTokens,
 			pc.HostStoredBlocks, pc.HostLoadedBlocks, pc.HostEvictions)
+	}
+	if sp := s.Speculative; sp != nil {
+		rec := "given"
+		if sp.AcceptanceRecord != "" {
+			rec = "record " + sp.AcceptanceRecord
+		}
+		fmt.Fprintf(tw, "speculative\t%s, %d draft tokens (acceptance %v, %s); drafter: %s\n", sp.Method, sp.NumSpeculativeTokens, sp.Acceptance, rec, sp.Drafter)
+		fmt.Fprintf(tw, "spec decode\tdraft acceptance rate %.1f%%, mean acceptance length %.2f, per-position acceptance rate", 100*sp.DraftAcceptanceRate, sp.MeanAcceptanceLength)
+		for _, p := range sp.AcceptanceRatePerPosition {
+			fmt.Fprintf(tw, " %.3f", p)
+		}
+		fmt.Fprintf(tw, " (%d drafts, %d of %d draft tokens accepted)\n", sp.Drafts, sp.AcceptedTokens, sp.DraftTokens)
 	}
 	fmt.Fprintf(tw, "requests\t%d arrived, %d completed, %d rejected (longer than max_model_len)\n", m.Arrived, m.Completed, m.Rejected)
 	fmt.Fprintf(tw, "makespan\t%.3f s, %d engine steps, %d preemptions\n", m.MakespanS, m.Steps, m.Preemptions)

@@ -106,6 +106,11 @@ func (c *collector) finish(r *reqState, nowS float64) {
 		Preemptions: int(r.preemptions), CachedPromptTokens: int(max(r.cachedPrompt, 0)), HostCachedPromptTokens: int(r.hostCached),
 		Status: runresult.StatusCompleted}
 	c.row.MeanITLMs = c.row.TPOTMs
+	if r.chunks > 1 && r.chunks != r.generated {
+		// Speculative decoding streams several tokens a chunk: the gaps
+		// between chunks are the request's ITLs (vllm bench serve).
+		c.row.MeanITLMs = (nowS - r.firstTokenS) * 1e3 / float64(r.chunks-1)
+	}
 	c.ttft.add(c.row.TTFTMs)
 	c.e2e.add(c.row.E2EMs)
 	if !math.IsNaN(c.row.TPOTMs) {

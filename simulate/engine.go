@@ -45,6 +45,10 @@ type StepRecord struct {
 	PrefillTokens int
 	PrefillSeqs   int
 	DecodeSeqs    int
+	// DecodeTokens is the decoding sequences' tokens: one each, or with
+	// speculative decoding the last sampled token and the drafts each
+	// verifies.
+	DecodeTokens int
 	// Preempted is the number of requests preempted to make room.
 	Preempted int
 	// KV blocks in use after scheduling, and the replica's total.
@@ -356,7 +360,7 @@ func (e *engine) observe(b *batch, startS, endS float64) {
 	r.Role = e.role
 	r.Replica, r.Step, r.StartS, r.EndS = e.id, e.steps, startS, endS
 	r.Tokens, r.Seqs = b.tokens, len(b.entries)
-	r.PrefillTokens, r.PrefillSeqs, r.DecodeSeqs, r.Preempted = b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted
+	r.PrefillTokens, r.PrefillSeqs, r.DecodeSeqs, r.DecodeTokens, r.Preempted = b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.decodeTokens, b.preempted
 	r.KVBlocksUsed, r.KVBlocksTotal = e.sched.usedBlocks(), e.sched.totalBlocks
 	r.Running, r.Waiting = len(e.sched.running), e.sched.waiting.len()+e.sched.ready.len()+len(e.pending)
 	e.observer.ObserveStep(r)

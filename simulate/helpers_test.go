@@ -159,7 +159,16 @@ func runChecked(t *testing.T, cfg runresult.Config) checkedRun {
 			want += int64(r.PromptTokens - r.CachedPromptTokens - r.HostCachedPromptTokens + r.OutputTokens - 1)
 		}
 	}
-	if sum.Metrics.Preemptions == 0 && cfg.Mode != runresult.ModeDisaggregated && check.tokens != want {
+	if sp := sum.Speculative; sp != nil {
+		// The verify steps also compute the drafts they reject, and the
+		// drafts accepted past a request's last token (at most K each).
+		want += sp.DraftTokens - sp.AcceptedTokens
+		extra := check.tokens - want
+		if sum.Metrics.Preemptions == 0 && (extra < 0 || extra > int64(sp.NumSpeculativeTokens*sum.Metrics.Completed)) {
+			t.Errorf("INV-14: steps computed %d tokens; uncached prompt, fed-back output and rejected draft tokens are %d (%d accepted past the end, at most K=%d per request)",
+				check.tokens, want, extra, sp.NumSpeculativeTokens)
+		}
+	} else if sum.Metrics.Preemptions == 0 && cfg.Mode != runresult.ModeDisaggregated && check.tokens != want {
 		t.Errorf("steps computed %d tokens; uncached prompt plus fed-back output tokens are %d", check.tokens, want)
 	}
 	if pc := sum.Metrics.PrefixCache; pc.Enabled && pc.QueriedTokens != sum.Metrics.PromptTokens {

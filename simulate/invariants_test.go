@@ -29,8 +29,11 @@ func (c *checkSteps) ObserveStep(r *StepRecord) {
 		c.t.Fatalf("INV-3: replica %d step %d: %d sequences, %d running, max_num_seqs %d", r.Replica, r.Step, r.Seqs, r.Running, e.MaxNumSeqs)
 	case r.KVBlocksUsed > r.KVBlocksTotal:
 		c.t.Fatalf("INV-4: replica %d step %d: %d KV blocks of %d", r.Replica, r.Step, r.KVBlocksUsed, r.KVBlocksTotal)
-	case r.Tokens != r.PrefillTokens+r.DecodeSeqs || r.Seqs != r.PrefillSeqs+r.DecodeSeqs:
-		c.t.Fatalf("INV-2: replica %d step %d: tokens %d != %d prefill + %d decodes", r.Replica, r.Step, r.Tokens, r.PrefillTokens, r.DecodeSeqs)
+	case r.Tokens != r.PrefillTokens+r.DecodeTokens || r.Seqs != r.PrefillSeqs+r.DecodeSeqs ||
+		r.DecodeTokens < r.DecodeSeqs || (e.SpeculativeConfig == nil && r.DecodeTokens != r.DecodeSeqs):
+		c.t.Fatalf("INV-2: replica %d step %d: tokens %d != %d prefill + %d decode tokens (%d decodes)", r.Replica, r.Step, r.Tokens, r.PrefillTokens, r.DecodeTokens, r.DecodeSeqs)
+	case e.SpeculativeConfig != nil && r.DecodeTokens > r.DecodeSeqs*(1+e.SpeculativeConfig.NumSpeculativeTokens):
+		c.t.Fatalf("INV-14: replica %d step %d: %d decode tokens in %d decodes, more than 1 + K = %d each", r.Replica, r.Step, r.DecodeTokens, r.DecodeSeqs, 1+e.SpeculativeConfig.NumSpeculativeTokens)
 	case e.LongPrefillTokenThreshold > 0 && r.PrefillTokens > r.PrefillSeqs*e.LongPrefillTokenThreshold:
 		c.t.Fatalf("INV-2: replica %d step %d: %d prefill tokens in %d sequences over the threshold %d", r.Replica, r.Step, r.PrefillTokens, r.PrefillSeqs, e.LongPrefillTokenThreshold)
 	}
@@ -136,7 +139,9 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	moe.Model, moe.Layout = "qwen3-30b-a3b", spec.Layout{TP: 8, EP: 8}
 	moe.MoE = runresult.MoEConfig{Routing: runresult.RoutingSkewed, All2AllBackend: spec.All2AllPPLX}
 	moe.Engine.AsyncScheduling = true
-	for _, cfg := range []runresult.Config{testConfig(), moe} {
+	sd := withSpec(testConfig(), spec.SpecEagle3, 0.7, 0.5, 0.3)
+	sd.Engine.ExecutionMode = runresult.ExecFullAndPiecewise
+	for _, cfg := range []runresult.Config{testConfig(), moe, sd} {
 		cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:300x40", RatePerS: 50, NumRequests: 100000, Seed: 1}
 		src, _, err := openSource(cfg.Workload)
 		if err != nil {

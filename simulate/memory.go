@@ -31,9 +31,12 @@ func activationBytes(m *spec.Model, l spec.Layout, tokens, seqs int) int64 {
 // planMemory sizes the KV cache of one replica as vLLM does: the budget
 // gpu_memory_utilization x memory, less weights, peak activations and
 // overheads, in blocks of block_size tokens (of the full-attention layers
-// when some layers attend locally: spec.Model.KVBlockBytes). It fails when the weights do
-// not fit or when one sequence of max_model_len tokens would not fit.
-func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.EngineConfig) (runresult.MemoryReport, error) {
+// when some layers attend locally: spec.Model.KVBlockBytes). A speculative
+// decoding drafter (dr, nil for none) adds its own weights, and its layers'
+// KV to every token's, as vLLM puts the draft layers' KV cache in the same
+// block pool. It fails when the weights do not fit or when one sequence of
+// max_model_len tokens would not fit.
+func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.EngineConfig, dr *spec.Drafter) (runresult.MemoryReport, error) {
 	r := runresult.MemoryReport{
 		DeviceBytes:     d.MemoryBytes(),
 		BudgetBytes:     int64(e.GPUMemoryUtilization * float64(d.MemoryBytes())),
@@ -42,6 +45,10 @@ func planMemory(m *spec.Model, l spec.Layout, d *spec.Device, e *runresult.Engin
 		OverheadBytes:   nonTorchBytes,
 		KVBytesPerToken: m.KVBlockBytes(l, 1),
 		BlockSize:       e.BlockSize,
+	}
+	if dr != nil {
+		r.WeightBytes += dr.WeightBytesPerGPU(l)
+		r.KVBytesPerToken += dr.KVBytesPerToken(l)
 	}
 	gib := func(b int64) float64 { return float64(b) / (1 << 30) }
 	if r.WeightBytes > r.BudgetBytes {

@@ -34,6 +34,10 @@ type Resolved struct {
 	// lockstep: the engines are the DP ranks of an MoE model, stepped
 	// together.
 	lockstep bool
+	// spec is the run's speculative decoding (nil: none) and drafter its
+	// drafter.
+	spec    *spec.Speculative
+	drafter spec.Drafter
 	// spare holds the cost models Resolve built to check the roles, one
 	// per role, for the first New to take (a cost model keeps per-run
 	// state, so later simulations build their own): building them twice
@@ -101,6 +105,26 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	if !e.EnableChunkedPrefill && e.MaxNumBatchedTokens < e.MaxModelLen {
 		return nil, fmt.Errorf("simulate: without chunked prefill max_num_batched_tokens (%d) must be at least max_model_len (%d), as vLLM requires", e.MaxNumBatchedTokens, e.MaxModelLen)
 	}
+	r := &Resolved{model: m}
+	if r.spec, err = resolveSpeculative(&cfg, m, l); err != nil {
+		return nil, err
+	}
+	var dr *spec.Drafter
+	if r.spec != nil {
+		if r.drafter, err = r.spec.Drafter(m); err != nil {
+			return nil, err
+		}
+		if dm := r.drafter.Model; dm != nil && r.spec.Method == spec.SpecDraftModel {
+			if dm, err = dm.WithKVCacheDtype(e.KVCacheDtype); err != nil {
+				return nil, err
+			}
+			if err := r.drafter.Layout(l).Validate(dm); err != nil {
+				return nil, fmt.Errorf("speculative decoding draft model: %w", err)
+			}
+			r.drafter.Model = dm
+		}
+		dr = &r.drafter
+	}
 	preds, hostPreds := opts.Predictors, opts.HostPredictors
 	if preds == nil && cfg.Bundle != "" {
 		if preds, err = cost.LoadPredictors(cfg.Bundle, cfg.VLLMVersion, m, d); err != nil {
@@ -130,7 +154,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		if l.DP > 1 && !m.IsMoE() {
 			return role{}, "", fmt.Errorf("simulate: layout %s: an instance has DP=1; give the number of instances instead (--prefill-instances, --decode-instances)", l)
 		}
-		mem, err := planMemory(m, l, d, e)
+		mem, err := planMemory(m, l, d, e, dr)
 		if err != nil {
 			return role{}, "", err
 		}
@@ -145,7 +169,6 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		built = append(built, cm)
 		return role{layout: l, memory: mem, cost: cc}, cm.ExecutionMode(), nil
 	}
-	r := &Resolved{model: m}
 	if cfg.Mode == runresult.ModeDisaggregated {
 		if l.DP > 1 {
 			return nil, fmt.Errorf("simulate: disaggregated mode with DP=%d: give the instance counts instead (--prefill-instances, --decode-instances)", l.DP)
@@ -197,4 +220,32 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	r.cfg = cfg
 	r.spare.Store(&built)
 	return r, nil
+}
+
+// resolveSpeculative resolves cfg's speculative decoding: none when K is 0
+// (the run is then the run without it, byte for byte), else the
+// configuration checked against the layout, with its acceptance taken
+// from the built-in records (spec.LookupAcceptance) when not given, cut
+// to K positions, and recorded in cfg so config.yaml reruns it.
+func resolveSpeculative(cfg *runresult.Config, m *spec.Model, l spec.Layout) (*spec.Speculative, error) {
+	sc := cfg.Engine.SpeculativeConfig
+	if !sc.Enabled() {
+		cfg.Engine.SpeculativeConfig = nil
+		return nil, nil
+	}
+	s := *sc
+	if l.PP > 1 {
+		return nil, fmt.Errorf("simulate: speculative decoding with pipeline parallelism (PP=%d) is not simulated: vLLM V1 runs the drafter on the last stage and ftk does not model it there; use TP", l.PP)
+	}
+	k := s.NumSpeculativeTokens
+	if len(s.Acceptance) == 0 {
+		rec, err := spec.LookupAcceptance(s.Method, s.Dataset, m.Name, k)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: speculative decoding %s: %w", s.Method, err)
+		}
+		s.Acceptance, s.AcceptanceRecord = rec.Acceptance, rec.Name
+	}
+	s.Acceptance = append([]float64(nil), s.Acceptance[:k]...)
+	cfg.Engine.SpeculativeConfig = &s
+	return &s, nil
 }

@@ -50,8 +50,11 @@ type Simulation struct {
 	// runs).
 	decodeMemory *runresult.MemoryReport
 	decodeCost   *cost.OpCostModel
-	opts         Options
-	loop         Loop
+	// spec is the run's speculative decoding report (nil: none), its
+	// counts summed from the engines' at the end.
+	spec *runresult.SpeculativeReport
+	opts Options
+	loop Loop
 	// engines are every engine: the replicas, or the prefill instances
 	// then the decode instances. The first entry of them receive arrivals.
 	engines []*engine
@@ -124,14 +127,33 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 		}
 	}
 	s.memory, s.cost = r.roles[0].memory, costs[0]
+	// Each role's engines step through its cost model, wrapped with the
+	// drafter's passes under speculative decoding.
+	stepCosts := make([]interface {
+		CostModel
+		LockstepCostModel
+	}, len(costs))
+	for i, c := range costs {
+		stepCosts[i] = c
+		if r.spec != nil {
+			sc, err := cost.NewSpecCostModel(c, r.roles[i].cost, r.spec, r.drafter)
+			if err != nil {
+				return nil, err
+			}
+			stepCosts[i] = sc
+			if i == 0 {
+				s.spec = r.specReport(sc, &r.roles[0])
+			}
+		}
+	}
 	var group *lockstep
 	if r.lockstep {
-		group = newLockstep(&s.loop, len(r.engines), costs[0], cfg.Engine.AsyncScheduling)
+		group = newLockstep(&s.loop, len(r.engines), stepCosts[0], cfg.Engine.AsyncScheduling)
 	}
 	for _, p := range r.engines {
 		ro := &r.roles[p.kind]
 		parts := engineParts{id: p.id, role: p.role, pp: ro.layout.PP, async: cfg.Engine.AsyncScheduling,
-			cost: costs[p.kind], observer: opts.Observer, group: group}
+			cost: stepCosts[p.kind], observer: opts.Observer, group: group}
 		ec := cfg.Engine
 		var done func(*reqState, float64)
 		switch p.role {
@@ -170,6 +192,7 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 			}
 		}
 		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill, localKV)
+		parts.sched.sd = newSpecDecode(r.spec, cfg.Workload.Seed)
 		if p.role != RoleDecode {
 			parts.sched.tookWaiting = s.release
 		}
@@ -357,6 +380,13 @@ func (s *Simulation) summary() *runresult.Summary {
 	}
 	for _, r := range roles {
 		sum.Breakdown = append(sum.Breakdown, acc[r].report(r))
+	}
+	if s.spec != nil {
+		sp := *s.spec
+		for _, e := range s.engines {
+			e.sched.sd.addTo(&sp)
+		}
+		sum.Speculative = &sp
 	}
 	return sum
 }

@@ -17,9 +17,10 @@ func contentOf(q *spec.Request) blockContent {
 
 // allocateCached grows r's blocks to hold tokens tokens through the prefix
 // cache, first taking the cached blocks hits (whose last has hash
-// hitHash) of a newly scheduled request.
-func (s *scheduler) allocateCached(r *reqState, tokens int32, hits []int32, hitHash uint64) bool {
-	if !s.pc.allocateLocal(&r.kv, &r.content, hits, hitHash, tokens, tokens, s.localBlocks(tokens)) {
+// hitHash) of a newly scheduled request; the blocks the first cache of
+// them fill are cached.
+func (s *scheduler) allocateCached(r *reqState, tokens, cache int32, hits []int32, hitHash uint64) bool {
+	if !s.pc.allocateLocal(&r.kv, &r.content, hits, hitHash, tokens, cache, s.localBlocks(tokens)) {
 		s.pc.stored = s.pc.stored[:0]
 		return false
 	}

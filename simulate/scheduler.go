@@ -37,6 +37,11 @@ type reqState struct {
 	// hostCached the prompt tokens its first lookup found there.
 	load       hostLoad
 	hostCached int32
+	// With speculative decoding: the draft tokens proposed for its next
+	// step (vLLM's spec_token_ids), its verify steps so far (the
+	// acceptance draws' counter) and the steps that produced tokens (its
+	// output chunks).
+	spec, verifies, chunks int32
 }
 
 // numTokens is vLLM's num_tokens: prompt plus output tokens so far.
@@ -48,6 +53,7 @@ type batchEntry struct {
 	epoch  uint32
 	tokens int32 // new tokens scheduled
 	endPos int32 // computed tokens after this entry
+	drafts int32 // draft tokens among them (speculative decoding)
 }
 
 // batch is one scheduled step.
@@ -55,7 +61,7 @@ type batch struct {
 	entries                    []batchEntry
 	tokens                     int
 	prefillTokens, prefillSeqs int
-	decodeSeqs                 int
+	decodeSeqs, decodeTokens   int
 	preempted                  int
 }
 
@@ -108,6 +114,8 @@ type scheduler struct {
 	// requests from the waiting queue (the run then reads arrivals it
 	// held back, see Simulation.release).
 	tookWaiting func()
+	// sd is the engine's speculative decoding (nil: none).
+	sd *specDecode
 }
 
 // newScheduler returns the scheduler of one engine with blocks KV blocks;
@@ -220,13 +228,20 @@ func (s *scheduler) outstanding() int { return len(s.reqs) - len(s.freeSlots) }
 // usedBlocks is the number of KV blocks held by requests.
 func (s *scheduler) usedBlocks() int { return s.totalBlocks - s.freeBlocks }
 
-// allocate grows r's KV blocks to hold tokens tokens, as vLLM's
-// allocate_slots; it reports false, allocating nothing, when too few blocks
-// are free.
-func (s *scheduler) allocate(r *reqState, tokens int32) bool {
+// allocate grows r's KV blocks to hold tokens tokens and lookahead slots
+// beyond them (at most max_model_len in all), as vLLM's allocate_slots; it
+// reports false, allocating nothing, when too few blocks are free.
+func (s *scheduler) allocate(r *reqState, tokens, lookahead int32) bool {
 	bs := int32(s.cfg.BlockSize)
+	cache := tokens
+	if lookahead > 0 || tokens > r.numTokens() {
+		// Draft tokens and lookahead slots hold KV but no content the
+		// prefix cache keeps (speculative.go).
+		cache = min(tokens, r.numTokens())
+		tokens = min(tokens+lookahead, int32(s.cfg.MaxModelLen))
+	}
 	if s.pc != nil {
-		return s.allocateCached(r, tokens, nil, 0)
+		return s.allocateCached(r, tokens, cache, nil, 0)
 	}
 	need := int((tokens+bs-1)/bs + s.localBlocks(tokens) - r.blocks)
 	if need <= 0 {
@@ -255,14 +270,29 @@ func (s *scheduler) free(r *reqState) {
 }
 
 // newTokens is the number of tokens r would schedule with budget tokens
-// left: what is not computed yet, capped by the long-prefill threshold and
-// the budget.
+// left: what is not computed yet (its draft tokens included), capped by
+// the long-prefill threshold and the budget, and with speculative decoding
+// by max_model_len - 1 (speculative.go).
 func (s *scheduler) newTokens(r *reqState, budget int) int32 {
-	n := r.numTokens() - r.computed
+	n := r.numTokens() + r.spec - r.computed
 	if t := int32(s.cfg.LongPrefillTokenThreshold); t > 0 && n > t {
 		n = t
 	}
-	return min(n, int32(budget))
+	n = min(n, int32(budget))
+	if s.sd != nil {
+		n = min(n, int32(s.cfg.MaxModelLen)-1-r.computed)
+	}
+	return n
+}
+
+// lookahead is the KV slots r's allocation takes beyond its scheduled
+// tokens: vLLM's num_lookahead_tokens, except for a request that has
+// computed nothing yet (speculative.go).
+func (s *scheduler) lookahead(r *reqState) int32 {
+	if s.sd == nil || r.computed == 0 {
+		return 0
+	}
+	return s.sd.lookahead
 }
 
 // schedule builds the next batch into b and its cost view into shape, and
@@ -272,7 +302,7 @@ func (s *scheduler) newTokens(r *reqState, budget int) int32 {
 // unless something was preempted.
 func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 	b.entries = b.entries[:0]
-	b.tokens, b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.preempted = 0, 0, 0, 0, 0
+	b.tokens, b.prefillTokens, b.prefillSeqs, b.decodeSeqs, b.decodeTokens, b.preempted = 0, 0, 0, 0, 0, 0
 	shape.Reset()
 	budget := s.cfg.MaxNumBatchedTokens
 
@@ -286,7 +316,7 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 		}
 		scheduled := false
 		for {
-			if s.allocate(r, r.computed+n) {
+			if s.allocate(r, r.computed+n, s.lookahead(r)) {
 				scheduled = true
 				break
 			}
@@ -301,7 +331,10 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 		if !scheduled {
 			break
 		}
-		s.add(b, shape, slot, n)
+		// The drafts scheduled: those the budget left room for.
+		drafts := min(max(r.computed+n-r.numTokens(), 0), r.spec)
+		r.spec = 0
+		s.add(b, shape, slot, n, drafts)
 		budget -= int(n)
 		i++
 	}
@@ -324,7 +357,7 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			// A request with nothing computed looks for its prefix in
 			// the cache (vLLM's get_computed_blocks); the hit counts only
 			// once its blocks are allocated.
-			computed, hitHash := r.computed, uint64(0)
+			computed, hitHash, lookahead := r.computed, uint64(0), s.lookahead(r)
 			s.hits = s.hits[:0]
 			if computed == 0 && s.pc != nil {
 				s.hits, hitHash = s.pc.longestHit(&r.content, &r.kv, r.numTokens()-1, s.hits)
@@ -348,19 +381,19 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 			}
 			n = min(n, int32(budget))
 			if s.pc != nil && r.computed == 0 {
-				if !s.allocateCached(r, computed+n, s.hits, hitHash) {
+				if !s.allocateCached(r, computed+n, computed+n, s.hits, hitHash) {
 					break
 				}
 				s.countLookup(r, computed)
 				r.computed = computed
-			} else if !s.allocate(r, r.computed+n) {
+			} else if !s.allocate(r, r.computed+n, lookahead) {
 				break
 			}
 			queue.popFront()
 			s.epoch++
 			r.epoch = s.epoch
 			s.running = append(s.running, slot)
-			s.add(b, shape, slot, n)
+			s.add(b, shape, slot, n, 0)
 			budget -= int(n)
 		}
 	}
@@ -370,19 +403,30 @@ func (s *scheduler) schedule(b *batch, shape *cost.BatchShape) bool {
 	return len(b.entries) > 0
 }
 
-// add schedules n new tokens of the request in slot into the batch.
-func (s *scheduler) add(b *batch, shape *cost.BatchShape, slot, n int32) {
+// add schedules n new tokens of the request in slot into the batch, drafts
+// of them draft tokens to verify. With speculative decoding every decode
+// is a verify pass of its n query tokens, logits at each
+// (BatchShape.DecodeQueries, Logits).
+func (s *scheduler) add(b *batch, shape *cost.BatchShape, slot, n, drafts int32) {
 	r := &s.reqs[slot]
 	ctx := int(r.computed)
 	r.computed += n
-	b.entries = append(b.entries, batchEntry{slot: slot, epoch: r.epoch, tokens: n, endPos: r.computed})
+	b.entries = append(b.entries, batchEntry{slot: slot, epoch: r.epoch, tokens: n, endPos: r.computed, drafts: drafts})
 	b.tokens += int(n)
 	shape.Tokens += int(n)
 	shape.Seqs++
-	if n == 1 && r.generated > 0 && r.computed == r.numTokens() {
+	if n == 1+drafts && r.generated > 0 && r.computed == r.numTokens()+drafts {
 		b.decodeSeqs++
+		b.decodeTokens += int(n)
 		shape.DecodeContexts = append(shape.DecodeContexts, ctx)
+		if s.sd != nil {
+			shape.DecodeQueries = append(shape.DecodeQueries, int(n))
+			shape.Logits += int(n)
+		}
 		return
+	}
+	if s.sd != nil {
+		shape.Logits++
 	}
 	b.prefillSeqs++
 	b.prefillTokens += int(n)
@@ -396,7 +440,7 @@ func (s *scheduler) add(b *batch, shape *cost.BatchShape, slot, n int32) {
 func (s *scheduler) preempt(slot int32) {
 	r := &s.reqs[slot]
 	s.free(r)
-	r.computed = 0
+	r.computed, r.spec = 0, 0
 	s.epoch++
 	r.epoch = s.epoch // batches in flight no longer count for it
 	r.preemptions++
@@ -405,9 +449,12 @@ func (s *scheduler) preempt(slot int32) {
 }
 
 // complete applies the outputs of batch b, finished at nowS: every entry
-// that computed all of its request's tokens samples one output token;
-// finished requests free their blocks, leave the running list and release
-// their slots.
+// that computed all of its request's tokens samples one output token (with
+// speculative decoding, one plus the drafts accepted, and the drafter
+// proposes the next drafts: speculative.go); finished requests free their
+// blocks, leave the running list and release their slots. An output
+// chunk, whatever its tokens, is one inter-token gap, as vLLM's benchmark
+// measures ITL per streamed chunk.
 func (s *scheduler) complete(b *batch, nowS float64) {
 	if s.host != nil {
 		s.host.issue(nowS)
@@ -416,16 +463,26 @@ func (s *scheduler) complete(b *batch, nowS float64) {
 	for i := range b.entries {
 		e := &b.entries[i]
 		r := &s.reqs[e.slot]
-		if r.epoch != e.epoch || e.endPos != r.numTokens() {
+		if r.epoch != e.epoch || e.endPos != r.numTokens()+e.drafts {
 			continue // preempted since scheduled, or a prompt chunk
 		}
-		r.generated++
-		if r.generated == 1 {
+		gained := int32(1)
+		if e.drafts > 0 {
+			a := s.sd.accept(r, e.drafts)
+			r.computed -= e.drafts - a
+			gained = min(1+a, r.output-r.generated)
+		}
+		r.generated += gained
+		r.chunks++
+		if r.generated == gained {
 			r.firstTokenS = nowS
 		} else {
 			s.itl.Add((nowS - r.lastTokenS) * 1e3)
 		}
 		r.lastTokenS = nowS
+		if s.sd != nil && r.generated < r.output {
+			r.spec = s.sd.k
+		}
 		if r.generated == r.output {
 			r.finished = true
 			if !s.holdKV {

@@ -143,8 +143,8 @@ func ParseSpeculativeConfig(data string) (Speculative, error) {
 	return s, nil
 }
 
-// Validate checks a speculative configuration (after its method is
-// normalized); a disabled one (K = 0, no method) is valid.
+// Validate checks a speculative configuration and normalizes its method;
+// a disabled one (K = 0) is valid whatever its method.
 func (s *Speculative) Validate() error {
 	if s == nil || (s.Method == "" && s.NumSpeculativeTokens == 0) {
 		return nil
@@ -155,8 +155,10 @@ func (s *Speculative) Validate() error {
 	}
 	s.Method = m
 	switch {
-	case s.NumSpeculativeTokens <= 0:
-		return fmt.Errorf("speculative decoding %s: num_speculative_tokens must be positive, got %d", m, s.NumSpeculativeTokens)
+	case s.NumSpeculativeTokens == 0:
+		return nil
+	case s.NumSpeculativeTokens < 0:
+		return fmt.Errorf("speculative decoding %s: num_speculative_tokens must not be negative (0: off), got %d", m, s.NumSpeculativeTokens)
 	case s.NumSpeculativeTokens > 32:
 		return fmt.Errorf("speculative decoding %s: num_speculative_tokens %d: at most 32 here", m, s.NumSpeculativeTokens)
 	case m == SpecDraftModel && s.Model == "":

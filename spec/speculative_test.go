@@ -83,7 +83,7 @@ func TestParseSpeculativeConfig(t *testing.T) {
 		{`{"method": "eagle", "num_speculative_tokens": 3, "bogus": 1}`, "unknown key"},
 		{`{"model": "x", "num_speculative_tokens": 3}`, "no method"},
 		{`{"method": "medusa", "num_speculative_tokens": 3}`, "speculative method"},
-		{`{"method": "eagle", "num_speculative_tokens": -1}`, "positive"},
+		{`{"method": "eagle", "num_speculative_tokens": -1}`, "negative"},
 		{`{"method": "draft_model", "num_speculative_tokens": 3}`, "draft model"},
 		{`{"method": "eagle", "num_speculative_tokens": 2, "acceptance": [0.9]}`, "positions"},
 		{`[1]`, "JSON object"},

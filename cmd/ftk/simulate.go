@@ -72,7 +72,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "decode-ep", Usage: "disaggregated: EP of a decode instance (default --ep)"},
 		&cli.FloatFlag{Name: "kv-link-gbps", Usage: "disaggregated: KV link bandwidth of each prefill instance, GB/s (default 50 GB/s per GPU of the instance)"},
 		&cli.FloatFlag{Name: "kv-link-latency-us", Usage: "disaggregated: fixed cost of one KV transfer, microseconds (default 50)"},
-	}, append(engineLimitFlags(""), layout...)...)
+	}, append(append(engineLimitFlags(""), layout...), speculativeFlags()...)...)
 	return &cli.Command{
 		Name:      "simulate",
 		Usage:     "simulate vLLM V1 serving of a trace or workload and report latency and throughput",
@@ -102,6 +102,15 @@ comes from the workload (shared-prefix:..., sessions:...) or trace columns
 datasets --help'). With --clients the requests come from closed-loop
 clients that wait for each reply.
 
+Speculative decoding (--speculative-method or vLLM's --speculative-config):
+each step the target verifies every running request's last token and K
+drafts in one pass, accepts a prefix of them drawn from per-position
+acceptance rates (a built-in record with its source, or
+--speculative-acceptance), and the drafter (EAGLE, EAGLE-3 or MTP head,
+draft model: priced from its own operators; n-gram: host time) proposes K
+more; drafts count against the token budget and hold KV slots. The summary
+reports vLLM's acceptance metrics (docs/speculative.md).
+
 Examples:
   ftk simulate --model llama-3.1-8b --device h100 --trace testdata/traces/splitwise_conv.csv -o out
   ftk simulate --model llama-3.3-70b --tp 4 --workload fixed:1024x256 --rate 4 --num-requests 500 --seed 1
@@ -111,7 +120,9 @@ Examples:
   ftk simulate --model llama-3.1-8b --workload shared-prefix:groups=8,users=50,system=2000,question=200,output=64 --rate 6 --num-requests 400 --no-enable-prefix-caching
   ftk simulate --model llama-3.1-8b --workload sessions:groups=16,users=4,system=1024,turns=8,question=128,output=128 --clients 64 --think-time 1 --num-requests 5000
   ftk simulate --model llama-3.1-8b --workload sessions:groups=8,users=64,system=2000,turns=10,question=200,output=200 --clients 128 --think-time 10 --num-requests 2000 --kv-offloading-size 64
-  ftk simulate --model llama-3.1-8b --workload splitwise-conv --stages 60s@2,60s@12,60s@4 --num-requests 2000`,
+  ftk simulate --model llama-3.1-8b --workload splitwise-conv --stages 60s@2,60s@12,60s@4 --num-requests 2000
+  ftk simulate --model deepseek-v3 --device h200 --tp 8 --speculative-config '{"method": "deepseek_mtp", "num_speculative_tokens": 1}' --workload fixed:1024x256 --rate 2 --num-requests 100
+  ftk simulate --model llama-3.1-8b --speculative-method eagle3 --num-speculative-tokens 3 --speculative-acceptance 0.73,0.52,0.35 --workload fixed:512x128 --rate 4 --num-requests 200`,
 		Flags:  flags,
 		Action: runSimulate,
 	}
@@ -172,6 +183,9 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("max-cudagraph-capture-size", func() { e.MaxCUDAGraphCaptureSize = cmd.Int("max-cudagraph-capture-size") })
 	set("async-scheduling", func() { e.AsyncScheduling = cmd.Bool("async-scheduling") })
 	set("kv-cache-dtype", func() { e.KVCacheDtype = cmd.String("kv-cache-dtype") })
+	if err := setSpeculative(cmd, e); err != nil {
+		return cfg, err
+	}
 	if cmd.IsSet("vllm-version") {
 		if err := cfg.ApplyVLLMDefaults(cmd.IsSet("execution-mode"), cmd.IsSet("async-scheduling")); err != nil {
 			return cfg, usageError("--vllm-version: %v", err)
