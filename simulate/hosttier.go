@@ -98,27 +98,32 @@ func (h *hostTier) touch(s int32) {
 	}
 }
 
-// touchHash touches the slot holding hash x, if any.
-func (h *hostTier) touchHash(x uint64) {
-	if s := h.table.get(x); s >= 0 {
-		h.touch(s)
-	}
-}
-
-// lookup appends to out the ready slots holding blocks from..n-1 of c
+// lookup sets l.slots to the ready slots holding blocks from..n-1 of c
 // (block from's parent hashing to parent), stopping at the first miss,
-// and returns them with the hash of the last one.
-func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS float64, out []int32) ([]int32, uint64) {
-	for j := from; j < n; j++ {
+// and l.hashes to their hashes. A request that waits for GPU blocks looks
+// up again every step: when l holds the lookup of the same blocks, the
+// slots that still hold their hashes and are ready are kept without
+// hashing or probing them again.
+func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS float64, l *hostLoad) {
+	k := 0
+	if l.from == from && l.parent == parent {
+		for k < len(l.slots) && h.hash[l.slots[k]] == l.hashes[k] && h.readyS[l.slots[k]] <= nowS {
+			k++
+		}
+	}
+	l.slots, l.hashes, l.from, l.parent = l.slots[:k], l.hashes[:k], from, parent
+	if k > 0 {
+		parent = l.hashes[k-1]
+	}
+	for j := from + int32(k); j < n; j++ {
 		x := c.blockHash(parent, j, h.blockSize)
 		s := h.table.get(x)
 		if s < 0 || h.readyS[s] > nowS {
 			break
 		}
-		out = append(out, s)
+		l.slots, l.hashes = append(l.slots, s), append(l.hashes, x)
 		parent = x
 	}
-	return out, parent
 }
 
 // evictable reports whether slot s may be dropped now.
@@ -126,21 +131,12 @@ func (h *hostTier) evictable(s int32, nowS float64) bool {
 	return h.loads[s] == 0 && h.readyS[s] <= nowS
 }
 
-// store takes slots for the hashes the tier lacks, evicting least recently
-// used blocks for room, and queues their copies for the batch in flight.
-// It reports false, changing nothing, when too few blocks can be evicted.
-// hashes holds distinct hashes.
-func (h *hostTier) store(hashes []uint64, nowS float64) bool {
-	need := 0
-	for _, x := range hashes {
-		if h.table.get(x) < 0 {
-			need++
-		}
-	}
-	if need == 0 {
-		return true
-	}
-	evict := need - len(h.free)
+// store takes slots for hashes, which the tier lacks and which are
+// distinct, evicting least recently used blocks for room, queues their
+// copies for the batch in flight and appends the slots to out. It reports
+// false, changing nothing, when too few blocks can be evicted.
+func (h *hostTier) store(hashes []uint64, nowS float64, out []int32) ([]int32, bool) {
+	evict := len(hashes) - len(h.free)
 	if evict > 0 {
 		n := 0
 		for s := h.head; s >= 0 && n < evict; s = h.next[s] {
@@ -149,7 +145,7 @@ func (h *hostTier) store(hashes []uint64, nowS float64) bool {
 			}
 		}
 		if n < evict {
-			return false
+			return out, false
 		}
 		for s := h.head; evict > 0; {
 			nx := h.next[s]
@@ -165,9 +161,6 @@ func (h *hostTier) store(hashes []uint64, nowS float64) bool {
 		}
 	}
 	for _, x := range hashes {
-		if h.table.get(x) >= 0 {
-			continue
-		}
 		s := h.free[len(h.free)-1]
 		h.free = h.free[:len(h.free)-1]
 		h.hash[s], h.readyS[s] = x, math.Inf(1)
@@ -175,8 +168,9 @@ func (h *hostTier) store(hashes []uint64, nowS float64) bool {
 		h.pushTail(s)
 		h.pending = append(h.pending, s)
 		h.stored++
+		out = append(out, s)
 	}
-	return true
+	return out, true
 }
 
 // issue starts the copies of the pending slots at endS, when the batch
@@ -200,4 +194,14 @@ type hostLoad struct {
 	slots  []int32
 	bytes  float64
 	tokens int32
+	// The lookup that found slots: their hashes, the first block and its
+	// parent's hash (lookup).
+	hashes []uint64
+	from   int32
+	parent uint64
+}
+
+// reset forgets the lookup, keeping the buffers.
+func (l *hostLoad) reset() {
+	*l = hostLoad{slots: l.slots[:0], hashes: l.hashes[:0], from: -1}
 }

@@ -20,6 +20,10 @@ import "github.com/ftk-dev/ftk/runresult"
 func addHostTier(loop *Loop, e *engine, mem *runresult.MemoryReport) {
 	s := e.sched
 	s.pc.collect = true
+	s.pc.hostSlot = make([]int32, len(s.pc.ref))
+	for b := range s.pc.hostSlot {
+		s.pc.hostSlot[b] = -1
+	}
 	bytesPerS := mem.HostLinkGBps * 1e9
 	s.host = newHostTier(mem.HostBlocks, mem.BlockSize, float64(mem.KVBytesPerToken*int64(mem.BlockSize)), bytesPerS)
 	s.hostLink = &kvLink{id: e.id, loop: loop, bytesPerS: bytesPerS,
@@ -36,21 +40,22 @@ func (s *scheduler) startLoad(slot int32, hitHash uint64) (started, ok bool) {
 	h := s.host
 	bs := int32(s.cfg.BlockSize)
 	gpu := int32(len(s.hits))
-	r.load.slots, _ = h.lookup(&r.content, hitHash, gpu, (r.numTokens()-1)/bs, s.nowS, r.load.slots[:0])
-	for i := len(r.load.slots) - 1; i >= 0; i-- {
-		h.touch(r.load.slots[i])
-	}
-	for i := len(s.hits) - 1; i >= 0; i-- {
-		h.touchHash(s.pc.hash[s.hits[i]])
-	}
+	h.lookup(&r.content, hitHash, gpu, (r.numTokens()-1)/bs, s.nowS, &r.load)
 	n := int32(len(r.load.slots))
 	if n == 0 {
 		return false, true
 	}
 	tokens := (gpu + n) * bs
 	if !s.pc.allocateLocal(&r.kv, &r.content, s.hits, hitHash, tokens, gpu*bs, s.localBlocks(tokens)) {
-		r.load.slots = r.load.slots[:0]
-		return false, false
+		return false, false // r.load keeps the lookup for the next try
+	}
+	for i := len(r.load.slots) - 1; i >= 0; i-- {
+		h.touch(r.load.slots[i])
+	}
+	for i := len(s.hits) - 1; i >= 0; i-- {
+		if x := s.hostSlotOf(s.hits[i]); x >= 0 {
+			h.touch(x)
+		}
 	}
 	r.blocks = int32(len(r.kv.ids) + len(r.kv.local))
 	s.freeBlocks = s.pc.numFree()
@@ -84,25 +89,61 @@ func (s *scheduler) loaded(slot int32) {
 		s.host.loads[x]--
 	}
 	s.pcStats.HostLoadedBlocks += int64(len(r.load.slots))
-	r.load.slots = r.load.slots[:0]
 	s.pc.cacheFull(&r.kv, &r.content, r.load.tokens)
-	s.pc.stored = s.pc.stored[:0] // what was loaded is in the tier already
+	for k, b := range s.pc.stored { // what was loaded is in the tier already
+		s.pc.hostSlot[b] = r.load.slots[k]
+	}
+	s.pc.stored = s.pc.stored[:0]
 	r.computed = r.load.tokens
+	r.load.reset()
 	s.ready.pushBack(slot)
 }
 
 // storeComputed stores in the host tier the blocks the last allocation
-// cached on the GPU (and the GPU hits of a newly scheduled request, which
-// hits lists), as vLLM stores every step's newly full blocks.
+// cached on the GPU, as vLLM stores every step's newly full blocks; a
+// newly scheduled request's GPU hits (hits) are touched where the tier
+// holds them and stored where it does not. The touches of a lookup happen
+// when the request is scheduled: vLLM touches at every lookup, also those
+// of a request that waits for blocks, which moves its blocks to the same
+// end of the list.
 func (s *scheduler) storeComputed(hits []int32) {
-	p := s.pc
-	for _, b := range hits {
-		p.stored = append(p.stored, p.hash[b])
+	p, h := s.pc, s.host
+	s.storeHashes, s.storeBlocks = s.storeHashes[:0], s.storeBlocks[:0]
+	for i := len(hits) - 1; i >= 0; i-- {
+		if x := s.hostSlotOf(hits[i]); x >= 0 {
+			h.touch(x)
+		} else {
+			s.storeHashes, s.storeBlocks = append(s.storeHashes, p.hash[hits[i]]), append(s.storeBlocks, hits[i])
+		}
 	}
-	if len(p.stored) > 0 {
-		s.host.store(p.stored, s.nowS)
+	for _, b := range p.stored {
+		if s.hostSlotOf(b) < 0 {
+			s.storeHashes, s.storeBlocks = append(s.storeHashes, p.hash[b]), append(s.storeBlocks, b)
+		}
 	}
 	p.stored = p.stored[:0]
+	if len(s.storeHashes) == 0 {
+		return
+	}
+	var ok bool
+	if s.storeSlots, ok = h.store(s.storeHashes, s.nowS, s.storeSlots[:0]); ok {
+		for k, b := range s.storeBlocks {
+			p.hostSlot[b] = s.storeSlots[k]
+		}
+	}
+}
+
+// hostSlotOf returns the host tier's slot holding GPU block b's content,
+// or -1: the slot last seen holding it when it still does, else the
+// table's.
+func (s *scheduler) hostSlotOf(b int32) int32 {
+	x := s.pc.hash[b]
+	if slot := s.pc.hostSlot[b]; slot >= 0 && s.host.hash[slot] == x {
+		return slot
+	}
+	slot := s.host.table.get(x)
+	s.pc.hostSlot[b] = slot
+	return slot
 }
 
 // unstick frees the blocks of the last loaded request waiting to be

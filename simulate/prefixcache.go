@@ -55,10 +55,12 @@ type prefixCache struct {
 	// Counters.
 	evictions int64
 
-	// collect, with a host tier, makes cacheFull append the hash of each
-	// block it caches to stored.
-	collect bool
-	stored  []uint64
+	// collect, with a host tier, makes cacheFull append each block it
+	// caches to stored; hostSlot is the host tier's slot that last held
+	// each block's content (offload.go, hostSlotOf).
+	collect  bool
+	stored   []int32
+	hostSlot []int32
 }
 
 // reqBlocks is one request's KV blocks: vLLM's req_to_blocks and
@@ -246,10 +248,10 @@ func (p *prefixCache) cacheFull(r *reqBlocks, c *blockContent, tokens int32) {
 	full := tokens / p.blockSize
 	for j := r.cached; j < full; j++ {
 		r.lastHash = c.blockHash(r.lastHash, j, p.blockSize)
-		if p.collect {
-			p.stored = append(p.stored, r.lastHash)
-		}
 		b := r.ids[j]
+		if p.collect {
+			p.stored = append(p.stored, b)
+		}
 		if c.shared(j, p.blockSize) {
 			p.insert(b, r.lastHash)
 			continue

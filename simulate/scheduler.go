@@ -98,6 +98,10 @@ type scheduler struct {
 	hostLink *kvLink
 	nowS     float64
 	loading  int // loads from the host tier in flight
+	// Scratch of storeComputed.
+	storeHashes []uint64
+	storeBlocks []int32
+	storeSlots  []int32
 
 	// itl receives every inter-token gap, milliseconds.
 	itl *Histogram
@@ -145,7 +149,8 @@ func (s *scheduler) admit(q *spec.Request) int32 {
 	old := &s.reqs[slot]
 	kv := reqBlocks{ids: old.kv.ids[:0], own: old.kv.own[:0], local: old.kv.local[:0]} // keep the slot's buffers
 	s.reqs[slot] = reqState{id: q.ID, arrivalS: q.ArrivalS, prompt: int32(q.PromptTokens), output: int32(q.OutputTokens),
-		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv, load: hostLoad{slots: old.load.slots[:0]}}
+		kvTransferMs: math.NaN(), cachedPrompt: -1, kv: kv, load: old.load}
+	s.reqs[slot].load.reset()
 	if s.pc != nil {
 		s.reqs[slot].content = contentOf(q)
 	}
