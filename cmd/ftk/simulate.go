@@ -296,6 +296,9 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer lock.Release()
+	if err := checkOutputRoom(stderr, out.Dir, total); err != nil {
+		return err
+	}
 	cpu0 := simCPUSeconds()
 	sum, err := simulate.Execute(res, src, out, opts)
 	bar.Close(err == nil)
