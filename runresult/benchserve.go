@@ -42,14 +42,16 @@ type BenchServeArrivals struct {
 // result (vllm/benchmarks/serve.py): the same field names and definitions
 // (duration from the first arrival to the last completion; token counts
 // and throughputs over completed requests; TTFT, TPOT over requests of
-// two tokens or more, ITL over every token gap and E2EL, each as mean,
+// two tokens or more, ITL over every gap between streamed chunks and E2EL,
+// each as mean,
 // median, std (population) and the p50, p90, p95 and p99 percentiles of
 // --metric-percentiles 50,90,95,99 with --percentile-metrics
 // ttft,tpot,itl,e2el), so a simulation and a benchmark diff field by
 // field. Empty metrics are 0, as vLLM writes them. Not written: date (a
 // simulation has no wall-clock date; the same inputs give the same
 // bytes), the per-request lists of --save-detailed, and
-// max_output_tokens_per_s (ftk keeps no per-second token counts).
+// max_output_tokens_per_s (ftk keeps no per-second token counts). A run
+// with speculative decoding adds vLLM's spec_decode_* fields.
 func WriteBenchServe(path string, s *Summary, a BenchServeArrivals) error {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -103,6 +105,16 @@ func WriteBenchServe(path string, s *Summary, a BenchServeArrivals) error {
 	put("output_throughput", m.OutputTokenThroughputPerS)
 	put("total_token_throughput", m.TotalTokenThroughputPerS)
 	put("max_concurrent_requests", m.PeakConcurrency)
+	if sp := s.Speculative; sp != nil {
+		// As vLLM's _add_spec_decode_result: the acceptance rate in
+		// percent, the per-position rates as fractions.
+		put("spec_decode_acceptance_rate", 100*sp.DraftAcceptanceRate)
+		put("spec_decode_acceptance_length", sp.MeanAcceptanceLength)
+		put("spec_decode_num_drafts", sp.Drafts)
+		put("spec_decode_draft_tokens", sp.DraftTokens)
+		put("spec_decode_accepted_tokens", sp.AcceptedTokens)
+		put("spec_decode_per_position_acceptance_rates", sp.AcceptanceRatePerPosition)
+	}
 	for _, x := range []struct {
 		name string
 		st   Stats

@@ -148,7 +148,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if sp.AcceptanceRecord != "" {
 			rec = "record " + sp.AcceptanceRecord
 		}
-		fmt.Fprintf(tw, "speculative\t%s, %d draft tokens (acceptance %v, %s); drafter: %s\n", sp.Method, sp.NumSpeculativeTokens, sp.Acceptance, rec, sp.Drafter)
+		fmt.Fprintf(tw, "speculative\t%s, K=%d draft tokens a step (acceptance %v, %s); drafter: %s\n", sp.Method, sp.NumSpeculativeTokens, sp.Acceptance, rec, sp.Drafter)
 		fmt.Fprintf(tw, "spec decode\tdraft acceptance rate %.1f%%, mean acceptance length %.2f, per-position acceptance rate", 100*sp.DraftAcceptanceRate, sp.MeanAcceptanceLength)
 		for _, p := range sp.AcceptanceRatePerPosition {
 			fmt.Fprintf(tw, " %.3f", p)
