@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +29,24 @@ func TestEveryMethodHasAcceptanceRecord(t *testing.T) {
 		}
 		if _, err := LookupAcceptance(m, "", "llama-3.1-8b", 1); err != nil {
 			t.Errorf("method %s: no default for llama-3.1-8b at K=1: %v", m, err)
+		}
+	}
+}
+
+// docs/speculative.md lists every built-in acceptance record by name, so
+// the page and the records cannot drift apart.
+func TestSpeculativeDocListsEveryRecord(t *testing.T) {
+	recs, err := AcceptanceRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/speculative.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if !strings.Contains(string(doc), "`"+r.Name+"`") {
+			t.Errorf("docs/speculative.md does not list acceptance record %s: add a row to its table of records", r.Name)
 		}
 	}
 }
