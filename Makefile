@@ -62,6 +62,7 @@ validation:
 	FTK_UPDATE_DOCS=1 $(GO) test ./simulate -run '^TestPublicRuns$$' -count=1
 	FTK_UPDATE_DOCS=1 $(GO) test ./cost -run '^TestRooflineVsKernelTablesDoc$$' -count=1
 	FTK_UPDATE_DOCS=1 $(GO) test ./simulate -run '^TestPublicRunsFromKernelTables$$' -count=1
+	FTK_UPDATE_DOCS=1 $(GO) test ./simulate -run '^TestKVOffloadingDoc$$' -count=1
 
 # The generated parts of README.md (example outputs, the pipeline's output) and docs/validation.md
 docs: validation

@@ -22,9 +22,10 @@ import "math"
 //     reading; when too few can go, the request's new blocks are not
 //     stored (prepare_store returns None).
 //   - A lookup continues after the GPU's prefix hits and stops at the
-//     first miss (get_num_new_matched_tokens, lookup); the request's
-//     blocks the tier holds are touched last first, so the head of a
-//     prefix is the most recently used.
+//     first miss (get_num_new_matched_tokens, lookup); when the request is
+//     scheduled, its blocks the tier holds are touched last first, so the
+//     head of a prefix is the most recently used (vLLM touches at every
+//     lookup; see storeComputed).
 //   - Blocks are the GPU's block size (block_size_factor 1, vLLM's
 //     default); one block's bytes are those of every GPU of the engine
 //     (CPUOffloadingSpec: page size x layers x world size).
