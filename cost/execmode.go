@@ -18,9 +18,17 @@ type captureSizes struct{ max int }
 // vLLM's default, min(2 x max_num_seqs, 512)); it never exceeds the token
 // budget.
 func MaxCaptureSize(requested int, l spec.EngineLimits) int {
+	return MaxCaptureSizeSpec(requested, l, 0)
+}
+
+// MaxCaptureSizeSpec is MaxCaptureSize for a run with k speculative tokens:
+// vLLM's default counts the decode query length, min(2 x max_num_seqs x
+// (1 + k), 512) (vllm/config/vllm.py, VllmConfig._set_cudagraph_sizes:
+// decode_query_len = 1 + num_speculative_tokens).
+func MaxCaptureSizeSpec(requested int, l spec.EngineLimits, k int) int {
 	n := requested
 	if n == 0 {
-		n = min(2*l.MaxNumSeqs, defaultMaxCaptureSize)
+		n = min(2*l.MaxNumSeqs*(1+k), defaultMaxCaptureSize)
 	}
 	return min(n, l.MaxNumBatchedTokens)
 }

@@ -160,7 +160,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		}
 		cc := cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
 			Calibration: cfg.Calibration, Predictors: preds, BundleName: cfg.Bundle,
-			HostPredictors: hostPreds, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSize(e.MaxCUDAGraphCaptureSize, e.EngineLimits),
+			HostPredictors: hostPreds, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSizeSpec(e.MaxCUDAGraphCaptureSize, e.EngineLimits, specTokens(r.spec)),
 			MoE: cfg.MoE, Histogram: hist}
 		cm, err := cost.NewOpCostModel(cc)
 		if err != nil {
@@ -248,4 +248,12 @@ func resolveSpeculative(cfg *runresult.Config, m *spec.Model, l spec.Layout) (*s
 	s.Acceptance = append([]float64(nil), s.Acceptance[:k]...)
 	cfg.Engine.SpeculativeConfig = &s
 	return &s, nil
+}
+
+// specTokens is K of s (0: none).
+func specTokens(s *spec.Speculative) int {
+	if s == nil {
+		return 0
+	}
+	return s.NumSpeculativeTokens
 }

@@ -348,3 +348,22 @@ func TestSpeculativeBudgetTruncatesDrafts(t *testing.T) {
 		t.Errorf("truncated request: %d generated, %d drafts next, want 3 and 3", r.generated, r.spec)
 	}
 }
+
+// vLLM sizes its CUDA graphs for the verify pass: the default largest
+// capture size counts 1 + K query tokens per sequence, min(2 x
+// max_num_seqs x (1 + K), 512).
+func TestSpeculativeCaptureSize(t *testing.T) {
+	cfg := testConfig()
+	cfg.Engine.MaxNumSeqs = 32
+	cfg.Engine.ExecutionMode = runresult.ExecFullAndPiecewise
+	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:64x8", RatePerS: 1, NumRequests: 2, Seed: 1}
+	for _, c := range []struct {
+		cfg  runresult.Config
+		want int
+	}{{cfg, 64}, {withSpec(cfg, spec.SpecEagle, 0.5, 0.3, 0.1), 256}} {
+		sum := execute(t, c.cfg, t.TempDir(), false)
+		if got := sum.CostModel.MaxCaptureSize; got != c.want {
+			t.Errorf("speculative %v: largest capture size %d, want %d", c.cfg.Engine.SpeculativeConfig != nil, got, c.want)
+		}
+	}
+}
