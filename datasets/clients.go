@@ -68,8 +68,7 @@ func NewClients(w Workload, starts Arrivals, clients, n int, thinkS float64, see
 		return nil, fmt.Errorf("clients: think time %g s must be finite and >= 0", thinkS)
 	}
 	c := &Clients{w: w, n: n, turns: 1, thinkS: thinkS, think: rand.New(rand.NewPCG(seed, thinkStream)),
-		paced: starts.Kind != ArrivalsNone, clients: make([]client, clients), owner: make(map[int]int, clients),
-		startS: math.NaN()}
+		paced: starts.Kind != ArrivalsNone, startS: math.NaN()}
 	var err error
 	if w.Kind == KindConversation {
 		conv := w.Conversation
@@ -91,6 +90,12 @@ func NewClients(w Workload, starts Arrivals, clients, n int, thinkS float64, see
 	if c.n < 1 {
 		return nil, fmt.Errorf("clients: number of requests must be >= 1, got %d", n)
 	}
+	// Clients that have sent nothing are taken in their order (the free
+	// list's, or the ready heap's at time zero) before any other, so the
+	// n requests never reach past the first n clients: the others are
+	// not made (--clients 1e9 asked 32 GB for them).
+	clients = min(clients, c.n)
+	c.clients, c.owner = make([]client, clients), make(map[int]int, clients)
 	for i := range c.clients {
 		if c.paced {
 			c.free = append(c.free, i)

@@ -222,3 +222,38 @@ func TestStagesArrivals(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestMoreClientsThanRequests: clients beyond the request count never
+// send, so 2^40 clients for 30 requests (unpaced, paced, and sessions of
+// several turns) send what 30 clients send, holding 30 (2^40 clients
+// panicked in makeslice; 10^9 asked 32 GB).
+func TestMoreClientsThanRequests(t *testing.T) {
+	sessions := mustWorkload(t, "sessions:groups=2,users=3,system=40,turns=3,question=8,output=4")
+	for _, tc := range []struct {
+		w      Workload
+		starts Arrivals
+	}{
+		{mustWorkload(t, "fixed:16x4"), Arrivals{Kind: ArrivalsNone}},
+		{mustWorkload(t, "fixed:16x4"), Arrivals{Kind: ArrivalsPoisson, RateRPS: 50}},
+		{sessions, Arrivals{Kind: ArrivalsNone}},
+		{sessions, Arrivals{Kind: ArrivalsPoisson, RateRPS: 5}},
+	} {
+		const n = 30
+		few, err := NewClients(tc.w, tc.starts, n, n, 0.5, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		many, err := NewClients(tc.w, tc.starts, 1<<40, n, 0.5, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(many.clients) != n {
+			t.Errorf("%s %s: %d clients made for %d requests", tc.w, tc.starts, len(many.clients), n)
+		}
+		a, fa := serveClients(t, few, 0.3)
+		b, fb := serveClients(t, many, 0.3)
+		if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(fa, fb) {
+			t.Errorf("%s %s: 2^40 clients send other requests than %d", tc.w, tc.starts, n)
+		}
+	}
+}

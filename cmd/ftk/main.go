@@ -24,6 +24,7 @@ import (
 var version = "dev"
 
 func main() {
+	setSoftMemoryLimit()
 	os.Exit(runHandlingSignals(os.Args, os.Stdout, os.Stderr))
 }
 

@@ -32,3 +32,28 @@ func TestSimulateRefusesOutputsTheDiskCannotHold(t *testing.T) {
 		t.Error("the refused run left an output folder")
 	}
 }
+
+// TestSimulateRefusesClientsThatCannotFitInMemory: closed-loop clients
+// whose requests in flight cannot fit in the memory available (10^10
+// clients: about 14 TB) are refused before the run, exit 1, naming
+// --clients; they used to end in the runtime's fatal out-of-memory error.
+// Clients beyond the request count cost nothing (10^9 clients for 10
+// requests run).
+func TestSimulateRefusesClientsThatCannotFitInMemory(t *testing.T) {
+	if _, ok := availableMemory(); !ok {
+		t.Skip("available memory unknown on this system: the check is off")
+	}
+	t.Chdir(t.TempDir())
+	_, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--workload", "fixed:256x32",
+		"--clients", "10000000000", "--num-requests", "10000000000", "-o", "out")
+	if code != 1 || !strings.Contains(errOut, "10000000000 clients keep up to 10000000000 requests in flight, about 14.0 TB") || !strings.Contains(errOut, "lower --clients") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and the memory the clients need", code, errOut)
+	}
+	if _, err := os.Stat("out"); err == nil {
+		t.Error("the refused run left an output folder")
+	}
+	if _, errOut, code := ftk(t, "simulate", "--model", "llama-3.1-8b", "--workload", "fixed:256x32",
+		"--clients", "1000000000", "--num-requests", "10", "-o", "out"); code != 0 {
+		t.Errorf("10^9 clients for 10 requests: exit %d, %s", code, errOut)
+	}
+}

@@ -278,6 +278,11 @@ func runSimulate(ctx context.Context, cmd *cli.Command) error {
 	}
 	ra := datasets.RunArrivals{Trace: wl.Trace, Workload: wl.Workload, RatePerS: wl.RatePerS, Stages: wl.Stages,
 		Clients: wl.Clients, ThinkS: wl.ThinkS, N: wl.NumRequests, Seed: wl.Seed}
+	if wl.Clients > 0 { // before Open, which makes the clients
+		if err := checkInFlightMemory(wl.Clients, wl.NumRequests); err != nil {
+			return err
+		}
+	}
 	src, total, err := ra.Open()
 	if err != nil {
 		return simUsage(err)
