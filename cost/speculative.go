@@ -34,6 +34,11 @@ type SpecCostModel struct {
 	method string
 	pass   BatchShape
 	dc     StepCost
+	// Per-rank scratch of a lockstep step's drafter passes.
+	ranks     []BatchShape
+	rankPtrs  []*BatchShape
+	rankCosts []StepCost
+	fwd       []float64
 }
 
 // DrafterExecutionMode is the execution mode of the drafter's passes for a
@@ -86,66 +91,91 @@ func NewSpecCostModel(target *OpCostModel, c OpCostConfig, s *spec.Speculative, 
 // StageCost implements simulate's CostModel.
 func (m *SpecCostModel) StageCost(b *BatchShape, stage int, c *StepCost) {
 	m.OpCostModel.StageCost(b, stage, c)
-	if stage == len(m.stages)-1 {
-		m.addDrafter(b, c)
-	}
-}
-
-// LockstepCost implements simulate's LockstepCostModel: the target's
-// lockstep step, then each rank's drafter on its own batch (a drafter's
-// MoE layer is priced for the rank's tokens alone, not the group's).
-func (m *SpecCostModel) LockstepCost(b []*BatchShape, c []StepCost) {
-	m.OpCostModel.LockstepCost(b, c)
-	for r := range b {
-		m.addDrafter(b[r], &c[r])
-	}
-}
-
-// addDrafter adds the drafter's work for batch b to c.
-func (m *SpecCostModel) addDrafter(b *BatchShape, c *StepCost) {
-	n := b.Seqs
-	if n == 0 {
+	if stage != len(m.stages)-1 || b.Seqs == 0 {
 		return
 	}
 	if m.draft == nil {
-		c.Ms[CompHostAfter] += float64(n) * NgramHostUsPerRequest / 1e3
+		c.Ms[CompHostAfter] += float64(b.Seqs) * NgramHostUsPerRequest / 1e3
 		return
 	}
 	fwd := c.GPUMs()
-	// Pass 1: every token the target ran, logits at each request's last.
-	p := &m.pass
-	p.Reset()
-	p.Tokens, p.Seqs = b.Tokens, n
-	p.PrefillChunks = append(p.PrefillChunks, b.PrefillChunks...)
-	p.PrefillContexts = append(p.PrefillContexts, b.PrefillContexts...)
-	p.DecodeContexts = append(p.DecodeContexts, b.DecodeContexts...)
-	p.DecodeQueries = append(p.DecodeQueries, b.DecodeQueries...)
-	fwd += m.addPass(p, c)
-	// Passes 2..K: one token per request, each on the context the last
-	// pass left.
-	for j := 1; j < m.k; j++ {
-		p.Reset()
-		p.Tokens, p.Seqs = n, n
-		for i, ctx := range b.PrefillContexts {
-			p.DecodeContexts = append(p.DecodeContexts, ctx+b.PrefillChunks[i]+j-1)
-		}
-		for i, ctx := range b.DecodeContexts {
-			q := 1
-			if len(b.DecodeQueries) > 0 {
-				q = b.DecodeQueries[i]
-			}
-			p.DecodeContexts = append(p.DecodeContexts, ctx+q+j-1)
-		}
-		fwd += m.addPass(p, c)
+	for j := range m.k {
+		m.passShape(b, j, &m.pass)
+		m.draft.StageCost(&m.pass, 0, &m.dc)
+		fwd += addPass(&m.dc, c)
 	}
 	c.ForwardMs = fwd
 }
 
-// addPass adds one drafter pass's device and issue time to c and returns
-// its forward time.
-func (m *SpecCostModel) addPass(p *BatchShape, c *StepCost) float64 {
-	d := &m.dc
-	m.draft.StageCost(p, 0, d)
+// LockstepCost implements simulate's LockstepCostModel: the target's
+// lockstep step, then the drafter's passes, each a lockstep step of every
+// rank's pass (the drafter's MoE layers, as the MTP module of an MoE
+// model has, route the tokens of every rank together, as the target's).
+func (m *SpecCostModel) LockstepCost(b []*BatchShape, c []StepCost) {
+	m.OpCostModel.LockstepCost(b, c)
+	if m.draft == nil {
+		for r := range b {
+			c[r].Ms[CompHostAfter] += float64(b[r].Seqs) * NgramHostUsPerRequest / 1e3
+		}
+		return
+	}
+	if len(m.ranks) != len(b) {
+		m.ranks = make([]BatchShape, len(b))
+		m.rankPtrs = make([]*BatchShape, len(b))
+		m.rankCosts = make([]StepCost, len(b))
+		m.fwd = make([]float64, len(b))
+		for r := range m.ranks {
+			m.rankPtrs[r] = &m.ranks[r]
+		}
+	}
+	for r := range b {
+		m.fwd[r] = c[r].GPUMs()
+	}
+	for j := range m.k {
+		for r := range b {
+			m.passShape(b[r], j, &m.ranks[r])
+		}
+		m.draft.LockstepCost(m.rankPtrs, m.rankCosts)
+		for r := range b {
+			m.fwd[r] += addPass(&m.rankCosts[r], &c[r])
+		}
+	}
+	for r := range b {
+		c[r].ForwardMs = m.fwd[r]
+	}
+}
+
+// passShape fills p with the drafter's pass j (from 0) for batch b: the
+// first runs every token the target ran, logits at each request's last;
+// each later one runs one token per request on the context the pass
+// before left.
+func (m *SpecCostModel) passShape(b *BatchShape, j int, p *BatchShape) {
+	p.Reset()
+	if j == 0 {
+		p.Tokens, p.Seqs = b.Tokens, b.Seqs
+		p.PrefillChunks = append(p.PrefillChunks, b.PrefillChunks...)
+		p.PrefillContexts = append(p.PrefillContexts, b.PrefillContexts...)
+		p.DecodeContexts = append(p.DecodeContexts, b.DecodeContexts...)
+		p.DecodeQueries = append(p.DecodeQueries, b.DecodeQueries...)
+		return
+	}
+	p.Tokens, p.Seqs = b.Seqs, b.Seqs
+	for i, ctx := range b.PrefillContexts {
+		p.DecodeContexts = append(p.DecodeContexts, ctx+b.PrefillChunks[i]+j-1)
+	}
+	for i, ctx := range b.DecodeContexts {
+		q := 1
+		if len(b.DecodeQueries) > 0 {
+			q = b.DecodeQueries[i]
+		}
+		p.DecodeContexts = append(p.DecodeContexts, ctx+q+j-1)
+	}
+}
+
+// addPass adds one drafter pass's device and issue time d to c and returns
+// its forward time (its own host parts are not the step's: see
+// docs/speculative.md).
+func addPass(d, c *StepCost) float64 {
 	for i := range NumDeviceComponents {
 		c.Ms[i] += d.Ms[i]
 	}

@@ -367,3 +367,24 @@ func TestSpeculativeCaptureSize(t *testing.T) {
 		}
 	}
 }
+
+// Data-parallel MoE ranks step in lockstep with an MTP drafter: its MoE
+// layer routes every rank's tokens together, as the target's do, and every
+// invariant holds.
+func TestSpeculativeLockstepMTP(t *testing.T) {
+	cfg := withSpec(testConfig(), spec.SpecMTP, 0.8, 0.5)
+	cfg.Model, cfg.Layout = "qwen3-30b-a3b", spec.Layout{TP: 1, EP: 2, DP: 2}
+	cfg.Engine.ExecutionMode = runresult.ExecFullAndPiecewise
+	cfg.Workload = runresult.WorkloadConfig{Workload: "fixed:300x60", RatePerS: 20, NumRequests: 300, Seed: 4}
+	run := runChecked(t, cfg)
+	sp := run.sum.Speculative
+	if sp.Drafts == 0 || math.Abs(sp.AcceptanceRatePerPosition[0]-0.8) > 0.03 {
+		t.Errorf("lockstep MTP: %d drafts, per-position %v", sp.Drafts, sp.AcceptanceRatePerPosition)
+	}
+	base := cfg
+	base.Engine.SpeculativeConfig = nil
+	plain := runChecked(t, base).sum
+	if !(run.sum.Metrics.TPOTMs.Mean < plain.Metrics.TPOTMs.Mean) {
+		t.Errorf("lockstep MTP TPOT %.3f ms, without %.3f", run.sum.Metrics.TPOTMs.Mean, plain.Metrics.TPOTMs.Mean)
+	}
+}
