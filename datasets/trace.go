@@ -148,20 +148,50 @@ func parseHeader(path string, line []byte) (traceColumns, error) {
 	return c, nil
 }
 
-// parseTrace reads the trace CSV in data (named path in errors) whole.
+// parseTrace reads the trace CSV in data (named path in errors) whole,
+// row by row as TraceReader does, into one slice.
 func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
-	t, err := newTraceReader(path, bytes.NewReader(data))
-	if err != nil {
-		return nil, TraceInfo{}, err
+	t := &TraceReader{path: path}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var reqs []spec.Request
+	haveHeader := false
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		t.lineNo++
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !haveHeader {
+			if err := t.header(line); err != nil {
+				return nil, t.info, err
+			}
+			haveHeader = true
+			reqs = make([]spec.Request, 0, bytes.Count(data, []byte{'\n'})+1)
+			continue
+		}
+		if len(reqs) == cap(reqs) {
+			reqs = append(reqs, spec.Request{})[:len(reqs)]
+		}
+		reqs = reqs[:len(reqs)+1]
+		if err := t.parseRow(line, &reqs[len(reqs)-1]); err != nil {
+			return nil, t.info, err
+		}
 	}
-	reqs := make([]spec.Request, 0, bytes.Count(data, []byte{'\n'}))
-	for r, ok := t.Next(); ok; r, ok = t.Next() {
-		reqs = append(reqs, r)
+	if !haveHeader {
+		return nil, t.info, &ParseError{Path: path, Err: errors.New("empty file: no header line")}
 	}
-	if err := t.Err(); err != nil {
-		return nil, t.Info(), err
+	if len(reqs) == 0 {
+		return nil, t.info, t.noRows()
 	}
-	return reqs, t.Info(), nil
+	return reqs, t.info, nil
 }
 
 // parseTokens parses a token count: a decimal integer >= 1 (an integral

@@ -177,3 +177,28 @@ func TestTraceChangedDuringReplay(t *testing.T) {
 		t.Fatalf("%d requests, error %v; want fewer than 50,000 and an error", n, src.Err())
 	}
 }
+
+// BenchmarkTraceReader streams the largest real trace with arrival times
+// row by row, holding none (BenchmarkReadTrace holds them all).
+func BenchmarkTraceReader(b *testing.B) {
+	path := tracePath(b, "splitwise_conv.csv")
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		tr, err := OpenTrace(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, ok := tr.Next(); ok; _, ok = tr.Next() {
+			n++
+		}
+		if n != 19366 || tr.Err() != nil {
+			b.Fatalf("%d requests, %v", n, tr.Err())
+		}
+	}
+}
