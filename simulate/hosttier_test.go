@@ -297,3 +297,39 @@ func TestHostTierRequestColumns(t *testing.T) {
 		}
 	}
 }
+
+// The tier evicts as vLLM's LRUOffloadingManager: least recently used
+// first, never a block whose copy is pending or that a load reads, and a
+// store that cannot find room changes nothing.
+func TestHostTierEvictsLeastRecentlyUsed(t *testing.T) {
+	h := newHostTier(3, 16, 1e6, 1e9) // 1 ms a block
+	slots, ok := h.store([]uint64{1, 2, 3}, 0, nil)
+	if !ok || len(slots) != 3 {
+		t.Fatalf("store into an empty tier: %v %v", slots, ok)
+	}
+	if got, _ := h.store([]uint64{4}, 0, nil); got != nil {
+		t.Fatalf("stored over blocks whose copies are pending: %v", got)
+	}
+	h.issue(1) // the step ends at 1 s; its three copies, one after another, end at 1.003 s
+	if h.readyS[slots[2]] != 1.003 && !near(h.readyS[slots[2]], 1.003) {
+		t.Fatalf("third copy ready at %g s, want 1.003 (one after another from the step's end)", h.readyS[slots[2]])
+	}
+	h.touch(slots[0]) // 1 is now the most recent: order 2, 3, 1
+	h.loads[slots[1]]++ // a load reads 2
+	got, ok := h.store([]uint64{4}, 2, nil)
+	if !ok || h.table.get(3) != -1 || h.table.get(2) != slots[1] || h.table.get(4) != got[0] {
+		t.Fatalf("storing 4 evicted the wrong block: 2 at %d, 3 at %d, 4 at %d; want 3 gone (2 is read)", h.table.get(2), h.table.get(3), h.table.get(4))
+	}
+	// Order 2 (read), 1, 4 (copy pending): only 1 can go.
+	if _, ok := h.store([]uint64{5, 6}, 2, nil); ok {
+		t.Fatal("stored two blocks where only one can go: want all or nothing")
+	}
+	if h.table.get(1) < 0 || h.evictions != 1 {
+		t.Fatalf("a refused store evicted: 1 at %d, %d evictions", h.table.get(1), h.evictions)
+	}
+	h.loads[slots[1]]--
+	if got, ok := h.store([]uint64{5, 6}, 2, nil); !ok || h.table.get(2) != -1 || h.table.get(1) != -1 || len(got) != 2 {
+		t.Fatalf("with 2 no longer read, 5 and 6 should replace 2 and 1: %v %v", got, ok)
+	}
+	checkHostTier(t, h, false)
+}
