@@ -314,7 +314,7 @@ func TestHostTierEvictsLeastRecentlyUsed(t *testing.T) {
 	if h.readyS[slots[2]] != 1.003 && !near(h.readyS[slots[2]], 1.003) {
 		t.Fatalf("third copy ready at %g s, want 1.003 (one after another from the step's end)", h.readyS[slots[2]])
 	}
-	h.touch(slots[0]) // 1 is now the most recent: order 2, 3, 1
+	h.touch(slots[0])   // 1 is now the most recent: order 2, 3, 1
 	h.loads[slots[1]]++ // a load reads 2
 	got, ok := h.store([]uint64{4}, 2, nil)
 	if !ok || h.table.get(3) != -1 || h.table.get(2) != slots[1] || h.table.get(4) != got[0] {
