@@ -48,6 +48,7 @@ func simulateCommand() *cli.Command {
 		&cli.BoolWithInverseFlag{Name: "enable-prefix-caching", Value: def.Engine.EnablePrefixCaching, Usage: "reuse the KV blocks of prompt prefixes already computed, as vLLM V1 does by default (--no-enable-prefix-caching to turn off; disaggregated: on the prefill instances)"},
 		&cli.IntFlag{Name: "num-gpu-blocks-override", Usage: "KV-cache blocks per replica instead of those that fit in memory"},
 		&cli.FloatFlag{Name: "kv-offloading-size", Usage: "GiB of host memory per replica (all its GPUs together) for a host tier of KV blocks, as vLLM's --kv-offloading-size with the native backend: blocks are copied to the host as they are computed and a prefix found there loads over the host link instead of being recomputed (docs/kv-offloading.md); 0: none"},
+		&cli.StringFlag{Name: "kv-offloading-backend", Value: "native", Usage: "vLLM's --kv-offloading-backend: native (the only one modelled; lmcache is refused, docs/kv-offloading.md says how it differs)"},
 		&cli.StringFlag{Name: "router", Value: def.Router, Usage: "how requests spread over replicas (or prefill and decode instances): round-robin or least-loaded"},
 		&cli.BoolFlag{Name: "enforce-eager", Usage: "vLLM's --enforce-eager: the same as --execution-mode eager"},
 		&cli.StringFlag{Name: "execution-mode", Usage: "how the host issues the forward pass: eager (every op issued from Python), cuda-graph (decode-only batches replay a graph) piecewise (graphs between eagerly issued attention ops) or full-and-piecewise (vLLM's default since 0.11: full graphs for decode-only batches, piecewise for the rest); default cuda-graph (full-and-piecewise or piecewise as --vllm-version says), or eager with a CUDA_EVENT bundle"},
@@ -173,6 +174,9 @@ func simConfig(cmd *cli.Command) (runresult.Config, error) {
 	set("enable-prefix-caching", func() { e.EnablePrefixCaching = cmd.Bool("enable-prefix-caching") })
 	set("num-gpu-blocks-override", func() { e.NumGPUBlocksOverride = cmd.Int("num-gpu-blocks-override") })
 	set("kv-offloading-size", func() { e.KVOffloadingSize = cmd.Float("kv-offloading-size") })
+	if b := cmd.String("kv-offloading-backend"); b != "native" {
+		return cfg, usageError("simulate: --kv-offloading-backend %s is not modelled: ftk simulates vLLM's native CPU offloading (native); docs/kv-offloading.md says how LMCache differs", b)
+	}
 	set("execution-mode", func() { e.ExecutionMode = cmd.String("execution-mode") })
 	if cmd.Bool("enforce-eager") {
 		if cmd.IsSet("execution-mode") && e.ExecutionMode != runresult.ExecEager {

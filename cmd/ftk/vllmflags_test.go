@@ -43,11 +43,18 @@ func TestVLLMFlagAliases(t *testing.T) {
 			[]string{"--model", "qwen3-30b-a3b", "--tp", "2", "--ep", "2", "--num-requests", "8", "--rate", "2"}},
 		{"request rate inf", []string{"--model", "llama-3.1-8b", "--request-rate", "inf", "--num-prompts", "8"},
 			[]string{"--model", "llama-3.1-8b", "--num-requests", "8"}},
+		{"kv offloading", []string{"--model", "llama-3.1-8b", "--num-prompts", "8", "--kv-offloading-backend", "native", "--kv-offloading-size", "4"},
+			[]string{"--model", "llama-3.1-8b", "--num-requests", "8", "--kv-offloading-size", "4"}},
 	} {
 		v, f := config(tc.name+"-vllm", tc.vllm...), config(tc.name+"-ftk", tc.ftks...)
 		if v != f {
 			t.Errorf("%s: vLLM's flags give\n%s\nftk's give\n%s", tc.name, v, f)
 		}
+	}
+	// vLLM's LMCache backend is not modelled: refused, naming it.
+	if _, errOut, code := ftk(t, append(append([]string{}, base...), "--model", "llama-3.1-8b", "--num-requests", "2", "--kv-offloading-size", "4",
+		"--kv-offloading-backend", "lmcache", "-o", filepath.Join(dir, "lmcache"))...); code != exitUsage || !strings.Contains(errOut, "lmcache is not modelled") {
+		t.Errorf("--kv-offloading-backend lmcache: exit %d, stderr %q; want a usage error naming it", code, errOut)
 	}
 	// Flags that contradict each other are refused, not silently resolved.
 	for _, args := range [][]string{
