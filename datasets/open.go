@@ -141,15 +141,6 @@ type RequestStream interface {
 // run); nil otherwise.
 func (s *Source) Err() error { return s.err }
 
-// Close closes the trace file a Source reads, when it stops before its
-// last request; it is safe to call more than once.
-func (s *Source) Close() error {
-	if s.trace == nil {
-		return nil
-	}
-	return s.trace.Close()
-}
-
 // atTimeZero gives requests without arrival times (NaN) time zero: every
 // request arrives at once.
 type atTimeZero struct{ *Source }

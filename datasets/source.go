@@ -19,7 +19,9 @@ const (
 // Source generates the requests of a workload and arrival process one at a
 // time, so that a simulation of millions of requests need not hold them
 // all. It is deterministic for a seed. A Source is not safe for concurrent
-// use.
+// use. A Source of a trace file (trace:PATH) reads its rows as it returns
+// them and closes the file after the last; one dropped before leaves the
+// file to the garbage collector, which closes it.
 type Source struct {
 	w       Workload
 	a       Arrivals
