@@ -205,18 +205,15 @@ printed.`,
 			if err != nil {
 				return err
 			}
-			reqs, err := datasets.Generate(g.w, g.a, g.n, g.seed)
+			n, err := datasets.WriteGenerated(out, g.w, g.a, g.n, g.seed, datasets.TraceInfo{TokensEstimated: w.TokensEstimated})
 			if err != nil {
-				return err
-			}
-			if err := datasets.WriteTraceInfo(out, reqs, datasets.TraceInfo{TokensEstimated: w.TokensEstimated}); err != nil {
 				return err
 			}
 			stderr := cmd.Root().ErrWriter
 			if g.rateMsg != "" {
 				fmt.Fprintf(stderr, "%s\n", g.rateMsg)
 			}
-			fmt.Fprintf(stderr, "wrote %s: %d requests of %s, arrivals %s, seed %d\n", out, len(reqs), w, g.a, g.seed)
+			fmt.Fprintf(stderr, "wrote %s: %d requests of %s, arrivals %s, seed %d\n", out, n, w, g.a, g.seed)
 			return nil
 		},
 	}
