@@ -35,11 +35,7 @@ import "math"
 type hostTier struct {
 	blockSize int32
 	table     blockTable
-	hash      []uint64
-	readyS    []float64 // when the copy to the host ends (+Inf: not issued yet)
-	loads     []int32   // loads in flight reading the slot
-	prev      []int32
-	next      []int32
+	ent       []hostEntry
 	head      int32
 	tail      int32
 	free      []int32
@@ -55,9 +51,18 @@ type hostTier struct {
 	stored, evictions int64
 }
 
+// hostEntry is one slot of the tier: the hash it holds (0: free), when its
+// copy to the host ends (+Inf: not issued yet), the loads in flight reading
+// it, and its LRU links; one slot's fields share a cache line.
+type hostEntry struct {
+	hash       uint64
+	readyS     float64
+	loads      int32
+	prev, next int32
+}
+
 func newHostTier(blocks int, blockSize int, blockBytes, bytesPerS float64) *hostTier {
-	h := &hostTier{blockSize: int32(blockSize), table: newBlockTable(blocks), hash: make([]uint64, blocks),
-		readyS: make([]float64, blocks), loads: make([]int32, blocks), prev: make([]int32, blocks), next: make([]int32, blocks),
+	h := &hostTier{blockSize: int32(blockSize), table: newBlockTable(blocks), ent: make([]hostEntry, blocks),
 		head: -1, tail: -1, free: make([]int32, blocks), blockBytes: blockBytes, bytesPerS: bytesPerS}
 	for i := range blocks {
 		h.free[i] = int32(blocks - 1 - i) // slot 0 on top
@@ -67,9 +72,9 @@ func newHostTier(blocks int, blockSize int, blockBytes, bytesPerS float64) *host
 
 // pushTail appends slot s to the LRU list (most recently used).
 func (h *hostTier) pushTail(s int32) {
-	h.prev[s], h.next[s] = h.tail, -1
+	h.ent[s].prev, h.ent[s].next = h.tail, -1
 	if h.tail >= 0 {
-		h.next[h.tail] = s
+		h.ent[h.tail].next = s
 	} else {
 		h.head = s
 	}
@@ -78,14 +83,14 @@ func (h *hostTier) pushTail(s int32) {
 
 // unlink takes slot s out of the LRU list.
 func (h *hostTier) unlink(s int32) {
-	pv, nx := h.prev[s], h.next[s]
+	pv, nx := h.ent[s].prev, h.ent[s].next
 	if pv >= 0 {
-		h.next[pv] = nx
+		h.ent[pv].next = nx
 	} else {
 		h.head = nx
 	}
 	if nx >= 0 {
-		h.prev[nx] = pv
+		h.ent[nx].prev = pv
 	} else {
 		h.tail = pv
 	}
@@ -108,7 +113,7 @@ func (h *hostTier) touch(s int32) {
 func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS float64, l *hostLoad) {
 	k := 0
 	if l.from == from && l.parent == parent {
-		for k < len(l.slots) && h.hash[l.slots[k]] == l.hashes[k] && h.readyS[l.slots[k]] <= nowS {
+		for k < len(l.slots) && h.ent[l.slots[k]].hash == l.hashes[k] && h.ent[l.slots[k]].readyS <= nowS {
 			k++
 		}
 	}
@@ -119,7 +124,7 @@ func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS fl
 	for j := from + int32(k); j < n; j++ {
 		x := c.blockHash(parent, j, h.blockSize)
 		s := h.table.get(x)
-		if s < 0 || h.readyS[s] > nowS {
+		if s < 0 || h.ent[s].readyS > nowS {
 			break
 		}
 		l.slots, l.hashes = append(l.slots, s), append(l.hashes, x)
@@ -129,7 +134,7 @@ func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS fl
 
 // evictable reports whether slot s may be dropped now.
 func (h *hostTier) evictable(s int32, nowS float64) bool {
-	return h.loads[s] == 0 && h.readyS[s] <= nowS
+	return h.ent[s].loads == 0 && h.ent[s].readyS <= nowS
 }
 
 // store takes slots for hashes, which the tier lacks and which are
@@ -140,7 +145,7 @@ func (h *hostTier) store(hashes []uint64, nowS float64, out []int32) ([]int32, b
 	evict := len(hashes) - len(h.free)
 	if evict > 0 {
 		n := 0
-		for s := h.head; s >= 0 && n < evict; s = h.next[s] {
+		for s := h.head; s >= 0 && n < evict; s = h.ent[s].next {
 			if h.evictable(s, nowS) {
 				n++
 			}
@@ -149,11 +154,11 @@ func (h *hostTier) store(hashes []uint64, nowS float64, out []int32) ([]int32, b
 			return out, false
 		}
 		for s := h.head; evict > 0; {
-			nx := h.next[s]
+			nx := h.ent[s].next
 			if h.evictable(s, nowS) {
 				h.unlink(s)
-				h.table.remove(h.hash[s])
-				h.hash[s] = 0
+				h.table.remove(h.ent[s].hash)
+				h.ent[s].hash = 0
 				h.free = append(h.free, s)
 				h.evictions++
 				evict--
@@ -164,7 +169,7 @@ func (h *hostTier) store(hashes []uint64, nowS float64, out []int32) ([]int32, b
 	for _, x := range hashes {
 		s := h.free[len(h.free)-1]
 		h.free = h.free[:len(h.free)-1]
-		h.hash[s], h.readyS[s] = x, math.Inf(1)
+		h.ent[s].hash, h.ent[s].readyS = x, math.Inf(1)
 		h.table.set(x, s)
 		h.pushTail(s)
 		h.pending = append(h.pending, s)
@@ -182,7 +187,7 @@ func (h *hostTier) issue(endS float64) {
 	}
 	t := max(h.d2hFreeS, endS) + float64(len(h.pending))*h.blockBytes/h.bytesPerS
 	for _, s := range h.pending {
-		h.readyS[s] = t
+		h.ent[s].readyS = t
 	}
 	h.d2hFreeS = t
 	h.pending = h.pending[:0]

@@ -18,28 +18,28 @@ import (
 // load reads a slot and no copy is pending.
 func checkHostTier(t *testing.T, h *hostTier, idle bool) {
 	t.Helper()
-	n := len(h.hash)
+	n := len(h.ent)
 	seen := make([]int, n)
 	for _, s := range h.free {
 		seen[s]++
-		if h.hash[s] != 0 {
-			t.Fatalf("INV-13: free host slot %d holds hash %x", s, h.hash[s])
+		if h.ent[s].hash != 0 {
+			t.Fatalf("INV-13: free host slot %d holds hash %x", s, h.ent[s].hash)
 		}
 	}
 	listed, last := 0, int32(-1)
-	for s := h.head; s >= 0; s = h.next[s] {
+	for s := h.head; s >= 0; s = h.ent[s].next {
 		if listed++; listed > n {
 			t.Fatal("INV-13: the host tier's LRU list loops")
 		}
 		seen[s]++
-		if h.prev[s] != last {
-			t.Fatalf("INV-13: host slot %d: prev %d, want %d", s, h.prev[s], last)
+		if h.ent[s].prev != last {
+			t.Fatalf("INV-13: host slot %d: prev %d, want %d", s, h.ent[s].prev, last)
 		}
-		if got := h.table.get(h.hash[s]); got != s {
-			t.Fatalf("INV-13: host slot %d holds hash %x, which the table maps to %d", s, h.hash[s], got)
+		if got := h.table.get(h.ent[s].hash); got != s {
+			t.Fatalf("INV-13: host slot %d holds hash %x, which the table maps to %d", s, h.ent[s].hash, got)
 		}
-		if idle && (h.loads[s] != 0 || h.readyS[s] > 1e300) {
-			t.Fatalf("INV-13: host slot %d ends with %d loads, copy done at %g", s, h.loads[s], h.readyS[s])
+		if idle && (h.ent[s].loads != 0 || h.ent[s].readyS > 1e300) {
+			t.Fatalf("INV-13: host slot %d ends with %d loads, copy done at %g", s, h.ent[s].loads, h.ent[s].readyS)
 		}
 		last = s
 	}
@@ -311,11 +311,11 @@ func TestHostTierEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("stored over blocks whose copies are pending: %v", got)
 	}
 	h.issue(1) // the step ends at 1 s; its three copies, one after another, end at 1.003 s
-	if h.readyS[slots[2]] != 1.003 && !near(h.readyS[slots[2]], 1.003) {
-		t.Fatalf("third copy ready at %g s, want 1.003 (one after another from the step's end)", h.readyS[slots[2]])
+	if h.ent[slots[2]].readyS != 1.003 && !near(h.ent[slots[2]].readyS, 1.003) {
+		t.Fatalf("third copy ready at %g s, want 1.003 (one after another from the step's end)", h.ent[slots[2]].readyS)
 	}
-	h.touch(slots[0])   // 1 is now the most recent: order 2, 3, 1
-	h.loads[slots[1]]++ // a load reads 2
+	h.touch(slots[0])       // 1 is now the most recent: order 2, 3, 1
+	h.ent[slots[1]].loads++ // a load reads 2
 	got, ok := h.store([]uint64{4}, 2, nil)
 	if !ok || h.table.get(3) != -1 || h.table.get(2) != slots[1] || h.table.get(4) != got[0] {
 		t.Fatalf("storing 4 evicted the wrong block: 2 at %d, 3 at %d, 4 at %d; want 3 gone (2 is read)", h.table.get(2), h.table.get(3), h.table.get(4))
@@ -327,7 +327,7 @@ func TestHostTierEvictsLeastRecentlyUsed(t *testing.T) {
 	if h.table.get(1) < 0 || h.evictions != 1 {
 		t.Fatalf("a refused store evicted: 1 at %d, %d evictions", h.table.get(1), h.evictions)
 	}
-	h.loads[slots[1]]--
+	h.ent[slots[1]].loads--
 	if got, ok := h.store([]uint64{5, 6}, 2, nil); !ok || h.table.get(2) != -1 || h.table.get(1) != -1 || len(got) != 2 {
 		t.Fatalf("with 2 no longer read, 5 and 6 should replace 2 and 1: %v %v", got, ok)
 	}

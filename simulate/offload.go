@@ -71,7 +71,7 @@ func (s *scheduler) startLoad(slot int32, hitHash uint64) (started, ok bool) {
 		s.pcStats.PreemptedHostHitTokens += int64(n * bs)
 	}
 	for _, x := range r.load.slots {
-		h.loads[x]++
+		h.ent[x].loads++
 	}
 	r.load.tokens = tokens
 	r.load.bytes = float64(n) * h.blockBytes
@@ -86,7 +86,7 @@ func (s *scheduler) loaded(slot int32) {
 	r := &s.reqs[slot]
 	s.loading--
 	for _, x := range r.load.slots {
-		s.host.loads[x]--
+		s.host.ent[x].loads--
 	}
 	s.pcStats.HostLoadedBlocks += int64(len(r.load.slots))
 	s.pc.cacheFull(&r.kv, &r.content, r.load.tokens)
@@ -138,7 +138,7 @@ func (s *scheduler) storeComputed(hits []int32) {
 // table's.
 func (s *scheduler) hostSlotOf(b int32) int32 {
 	x := s.pc.hash[b]
-	if slot := s.pc.hostSlot[b]; slot >= 0 && s.host.hash[slot] == x {
+	if slot := s.pc.hostSlot[b]; slot >= 0 && s.host.ent[slot].hash == x {
 		return slot
 	}
 	slot := s.host.table.get(x)
