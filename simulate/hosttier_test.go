@@ -277,6 +277,19 @@ func TestHostTierRequestColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, f := range []string{runresult.SummaryFile, runresult.ConfigFile} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := false
+			for _, k := range []string{"host_tier", "host_hit", "host_blocks", "host_link", "kv_offloading"} {
+				has = has || bytes.Contains(b, []byte(k))
+			}
+			if has != (size > 0) {
+				t.Errorf("size %g: %s names the host tier: %v; want it only with a tier (without one the file is as it always was)", size, f, has)
+			}
+		}
 		csvBytes, _ := os.ReadFile(filepath.Join(dir, runresult.RequestsCSVFile))
 		header, _, _ := bytes.Cut(csvBytes, []byte("\n"))
 		if has := bytes.Contains(header, []byte("host_cached_prompt_tokens")); has != (size > 0) {
