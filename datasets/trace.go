@@ -151,7 +151,7 @@ func parseHeader(path string, line []byte) (traceColumns, error) {
 // parseTrace reads the trace CSV in data (named path in errors) whole,
 // row by row as TraceReader does, into one slice.
 func parseTrace(path string, data []byte) ([]spec.Request, TraceInfo, error) {
-	t := &TraceReader{path: path}
+	t := &TraceReader{lineReader: lineReader{path: path}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var reqs []spec.Request
 	haveHeader := false
@@ -266,25 +266,6 @@ func parseArrival(b []byte) (float64, error) {
 // absoluteClockS is where arrival times read as an absolute clock (11.6
 // days and later: epoch seconds) rather than seconds since a trace's start.
 const absoluteClockS = 1e6
-
-// relativeArrivals stores the arrival times of a trace that starts on an
-// absolute clock (epoch seconds) relative to its first arrival, so the
-// simulation's clock runs near zero, where a time in seconds keeps its
-// nanoseconds, instead of near 1.7e9 s, where it keeps a quarter of a
-// microsecond and sums of step times drift. The differences are rounded
-// to the microsecond, a trace's precision, which undoes the rounding of the
-// absolute times (their spacing is below half a microsecond up to 2^31 s):
-// the run is that of the trace written from zero. TraceReader does the
-// same row by row.
-func relativeArrivals(reqs []spec.Request) {
-	t0 := reqs[0].ArrivalS
-	if !(t0 >= absoluteClockS) {
-		return
-	}
-	for i := range reqs {
-		reqs[i].ArrivalS = roundMicro(reqs[i].ArrivalS - t0)
-	}
-}
 
 // arrivalTooLate is the error of an arrival time past MaxArrivalS.
 func arrivalTooLate(v float64) error {

@@ -27,19 +27,15 @@ import (
 //
 // A TraceReader is not safe for concurrent use.
 type TraceReader struct {
-	path   string
-	r      *bufio.Reader
+	lineReader
 	closer io.Closer // the file OpenTrace opened; nil otherwise
 	cols   traceColumns
 	fields fieldSplitter
-	long   []byte // a line longer than r's buffer
-	lineNo int    // lines read, blank ones included
-	rows   int    // requests returned
+	rows   int // requests returned
 	prevS  float64
 	prevLn int
 	t0     float64 // first arrival of a trace on an absolute clock; 0 otherwise
 	info   TraceInfo
-	err    error
 	done   bool
 }
 
@@ -67,7 +63,7 @@ func OpenTrace(path string) (*TraceReader, error) {
 // newTraceReader reads the header of the trace CSV in r (named path in
 // errors).
 func newTraceReader(path string, r io.Reader) (*TraceReader, error) {
-	t := &TraceReader{path: path, r: bufio.NewReaderSize(r, traceBufBytes)}
+	t := &TraceReader{lineReader: newLineReader(path, r)}
 	if bom, _ := t.r.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
 		t.r.Discard(3)
 	}
@@ -161,25 +157,40 @@ func (t *TraceReader) Next() (spec.Request, bool) {
 	return spec.Request{}, false
 }
 
-// readLine returns the next line without its line ending.
-func (t *TraceReader) readLine() ([]byte, bool) {
-	line, err := t.r.ReadSlice('\n')
+// lineReader reads a file one line at a time: lines up to its buffer's
+// size in place, longer ones copied.
+type lineReader struct {
+	path   string
+	r      *bufio.Reader
+	long   []byte // a line longer than r's buffer
+	lineNo int    // lines read, blank ones included
+	err    error  // a read error
+}
+
+func newLineReader(path string, r io.Reader) lineReader {
+	return lineReader{path: path, r: bufio.NewReaderSize(r, traceBufBytes)}
+}
+
+// readLine returns the next line without its line ending (\n or \r\n),
+// or false at the end of the file or on a read error (then err says).
+func (l *lineReader) readLine() ([]byte, bool) {
+	line, err := l.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		t.long = append(t.long[:0], line...)
+		l.long = append(l.long[:0], line...)
 		for err == bufio.ErrBufferFull {
-			line, err = t.r.ReadSlice('\n')
-			t.long = append(t.long, line...)
+			line, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, line...)
 		}
-		line = t.long
+		line = l.long
 	}
 	if err != nil && err != io.EOF {
-		t.err = fmt.Errorf("read trace %s: %w", t.path, err)
+		l.err = fmt.Errorf("read %s: %w", l.path, err)
 		return nil, false
 	}
 	if len(line) == 0 {
 		return nil, false
 	}
-	t.lineNo++
+	l.lineNo++
 	if n := len(line); line[n-1] == '\n' {
 		line = line[:n-1]
 	}
@@ -219,6 +230,15 @@ func (t *TraceReader) parseRow(line []byte, r *spec.Request) error {
 		if t.rows > 0 && arrival < t.prevS {
 			return bad(cols.arrival, t.unsorted(arrival))
 		}
+		// A trace that starts on an absolute clock (epoch seconds) is
+		// stored relative to its first arrival, so the simulation's clock
+		// runs near zero, where a time in seconds keeps its nanoseconds,
+		// instead of near 1.7e9 s, where it keeps a quarter of a
+		// microsecond and sums of step times drift. The differences are
+		// rounded to the microsecond, a trace's precision, which undoes
+		// the rounding of the absolute times (their spacing is below half
+		// a microsecond up to 2^31 s): the run is that of the trace
+		// written from zero.
 		if t.rows == 0 && arrival >= absoluteClockS {
 			t.t0 = arrival
 		}

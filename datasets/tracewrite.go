@@ -61,7 +61,8 @@ func WriteGenerated(path string, w Workload, a Arrivals, n int, seed uint64, inf
 }
 
 // writeTrace checks reqs (read once) and writes them (read again); after
-// each read, readErr says whether reqs ended early.
+// each read, readErr says whether reqs ended early (an error naming the
+// file read, returned as it is).
 func writeTrace(path string, reqs iter.Seq[spec.Request], readErr func() error, info TraceInfo) (int, error) {
 	var (
 		check   requestChecker
@@ -74,7 +75,7 @@ func writeTrace(path string, reqs iter.Seq[spec.Request], readErr func() error, 
 		content.see(&r)
 	}
 	if err := readErr(); err != nil {
-		return 0, fmt.Errorf("write trace %s: %w", path, err)
+		return 0, err // names its own file
 	}
 	if check.n == 0 {
 		return 0, fmt.Errorf("write trace %s: no requests", path)

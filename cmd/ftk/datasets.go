@@ -474,18 +474,11 @@ Example:
 			if out == "" {
 				return usageError("datasets import mooncake needs -o FILE")
 			}
-			reqs, err := datasets.ImportMooncake(cmd.Args().First(), cmd.Int("hash-block-tokens"))
+			n, ids, err := datasets.ConvertMooncake(cmd.Args().First(), out, cmd.Int("hash-block-tokens"))
 			if err != nil {
 				return err
 			}
-			if err := datasets.WriteTrace(out, reqs); err != nil {
-				return err
-			}
-			ids := 0
-			for _, r := range reqs {
-				ids += len(r.HashIDs)
-			}
-			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s: %d requests, %d hash ids of %d tokens\n", out, len(reqs), ids, cmd.Int("hash-block-tokens"))
+			fmt.Fprintf(cmd.Root().ErrWriter, "wrote %s: %d requests, %d hash ids of %d tokens\n", out, n, ids, cmd.Int("hash-block-tokens"))
 			return nil
 		},
 	}
