@@ -388,3 +388,24 @@ func TestSpeculativeLockstepMTP(t *testing.T) {
 		t.Errorf("lockstep MTP TPOT %.3f ms, without %.3f", run.sum.Metrics.TPOTMs.Mean, plain.Metrics.TPOTMs.Mean)
 	}
 }
+
+// Disaggregated serving with speculative decoding: prefill instances run
+// the prompt (their drafter too), decode instances verify; with preemption
+// and async scheduling every invariant holds.
+func TestSpeculativeDisaggregated(t *testing.T) {
+	cfg := withSpec(disaggConfig(1, 2, 20, 50), spec.SpecEagle, 0.7, 0.4)
+	cfg.Engine.MaxNumBatchedTokens = 1024
+	cfg.Engine.MaxNumSeqs = 32
+	cfg.Engine.MaxModelLen = 4096
+	cfg.Engine.NumGPUBlocksOverride = 400
+	cfg.Engine.AsyncScheduling = true
+	cfg.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 800, Seed: 11}
+	run := runChecked(t, cfg)
+	sp := run.sum.Speculative
+	if sp == nil || sp.Drafts == 0 || run.sum.Metrics.Preemptions == 0 {
+		t.Fatalf("speculative report %+v, %d preemptions: want drafts verified on the decode instances, and preemption", sp, run.sum.Metrics.Preemptions)
+	}
+	if math.Abs(sp.AcceptanceRatePerPosition[0]-0.7) > 0.03 {
+		t.Errorf("position 1 acceptance %.3f, drawn from 0.7", sp.AcceptanceRatePerPosition[0])
+	}
+}
