@@ -12,7 +12,10 @@
 // The lock of an output (folder or file) is .<name>.ftk-lock beside it.
 // Its holder removes the file, still holding the lock, when it releases
 // (or is stopped by SIGINT or SIGTERM: Holdings.Interrupt); a run killed
-// with SIGKILL leaves it for the next one. Removing a lock file could let a
+// with SIGKILL leaves it for the next one, which locks it again; a lock
+// file left by another user's run, which this process may not write (nor,
+// in a sticky shared folder, remove), is locked through a read-only open
+// and left as it is. Removing a lock file could let a
 // process that opened it just before lock the removed file while a third
 // creates and locks a new one; so a taker that gets the lock checks that
 // the path still names the file it locked, and tries again when not.

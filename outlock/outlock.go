@@ -3,6 +3,7 @@ package outlock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,7 @@ type Lock struct {
 	// of this output Take removed.
 	StaleTemps int
 	held       *Holdings
+	foreign    bool // the lock file is another user's, opened read-only (see take)
 }
 
 // HeldError is returned when another process holds the lock.
@@ -59,7 +61,7 @@ func Take(output, command string) (*Lock, error) {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", output, err)
 	}
-	l, err := take(filepath.Join(d, "."+filepath.Base(abs)+".ftk-lock"), output, command)
+	l, err := take(filepath.Join(d, "."+filepath.Base(abs)+".ftk-lock"), output, command, os.OpenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +79,25 @@ func Take(output, command string) (*Lock, error) {
 // files their holders removed (see acquire).
 const maxTakeTries = 100
 
-func take(lockPath, output, command string) (*Lock, error) {
+// take takes the lock file at lockPath, opening it with open (os.OpenFile).
+//
+// A lock file this process may not write is another user's, left by a run
+// that was killed before it could remove it (in a shared folder with the
+// sticky bit, as /tmp, only its owner may remove it). It is opened
+// read-only, which flock(2) allows: when no process holds it the lock is
+// taken through it, and it is left as it is (its record, naming the dead
+// run, is not rewritten, and Release cannot remove it), so that another
+// user's killed run never blocks an output name.
+func take(lockPath, output, command string, open func(string, int, os.FileMode) (*os.File, error)) (*Lock, error) {
 	var f *os.File
+	foreign := false
 	for try := 0; ; try++ {
 		var err error
-		f, err = os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err = open(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrPermission) {
+			f, err = open(lockPath, os.O_RDONLY, 0)
+			foreign = err == nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", output, err)
 		}
@@ -103,6 +119,9 @@ func take(lockPath, output, command string) (*Lock, error) {
 		if try == maxTakeTries {
 			return nil, fmt.Errorf("lock %s: %s keeps being removed under us: another ftk is taking and releasing it; retry", output, lockPath)
 		}
+	}
+	if foreign {
+		return &Lock{f: f, path: lockPath, foreign: true}, nil
 	}
 	rec := fmt.Sprintf("%d\n%s\n%s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339), oneLine(command))
 	err := f.Truncate(0)
@@ -160,6 +179,9 @@ func (l *Lock) Release() error {
 // remove clears the holder record and removes the lock file; the caller
 // holds the lock.
 func (l *Lock) remove() error {
+	if l.foreign {
+		return nil // not ours to clear or remove
+	}
 	terr := l.f.Truncate(0)
 	rerr := os.Remove(l.path)
 	if errors.Is(rerr, os.ErrNotExist) {

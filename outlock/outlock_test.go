@@ -3,6 +3,7 @@ package outlock
 import (
 	"bufio"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,4 +229,43 @@ func TestRemovedLockFileStillExcludes(t *testing.T) {
 	if _, err := Take(out, "run B"); !errors.As(err, &he) || !strings.Contains(err.Error(), "run C") {
 		t.Fatalf("B's retry: %v, want C's lock to refuse it", err)
 	}
+}
+
+// TestForeignLockFileDoesNotBlock: a lock file another user's killed run
+// left (this process may not write it; in a sticky shared folder it may
+// not remove it either) no longer blocks the output name: it is opened
+// read-only and locked through that, so a second writer is still refused,
+// and it is left as it was on release.
+func TestForeignLockFileDoesNotBlock(t *testing.T) {
+	lockPath := filepath.Join(t.TempDir(), ".out.ftk-lock")
+	record := "4194302\n2026-01-02T03:04:05Z\nftk simulate -o out\n"
+	if err := os.WriteFile(lockPath, []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another user's 0644 file: opening it to write is refused.
+	notOurs := func(path string, flag int, perm os.FileMode) (*os.File, error) {
+		if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+		}
+		return os.OpenFile(path, flag, perm)
+	}
+	l, err := take(lockPath, "out", "ftk simulate -o out", notOurs)
+	if err != nil {
+		t.Fatalf("a foreign stale lock file blocks the output: %v", err)
+	}
+	var held *HeldError
+	if _, err := take(lockPath, "out", "second", notOurs); !errors.As(err, &held) {
+		t.Errorf("a second writer while the foreign lock file is held: %v, want a HeldError", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if b, err := os.ReadFile(lockPath); err != nil || string(b) != record {
+		t.Errorf("the foreign lock file was changed: %q, %v", b, err)
+	}
+	l, err = take(lockPath, "out", "third", notOurs)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l.Release()
 }
