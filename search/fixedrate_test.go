@@ -90,10 +90,32 @@ func TestFixedRateQuestion(t *testing.T) {
 	if err := rep.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"MARGIN", "ttft_p95_ms@20", "not ranked:", "<= 25.03", "misses the SLO at 20 req/s (tpot_p95_ms", "ranked meeting the SLO at 20 req/s"} {
+	for _, want := range []string{"MARGIN", "ttft_p95_ms@20", "not ranked:", "<= 25.03", "misses the SLO at 20 req/s (tpot_p95_ms", "ranked meeting the SLO at 20 req/s",
+		"VS NEXT", "BAND: " + rep.Ranked[0].Band.Describe()} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+	// Each ranked answer carries its class's error band (TestErrorBand),
+	// and is flagged where its margin lies inside it.
+	flagged := false
+	for i, r := range rep.Ranked {
+		if r.Band.Class != "dense, h100, cuda-graph" || !(r.Band.Pct > 0) {
+			t.Errorf("%s: band %+v", r.ID, r.Band)
+		}
+		if r.MarginInBand != (r.MarginPct < r.Band.Pct) {
+			t.Errorf("%s: margin %.1f%%, band ±%.1f%%, flagged %v", r.ID, r.MarginPct, r.Band.Pct, r.MarginInBand)
+		}
+		if i+1 < len(rep.Ranked) {
+			next := rep.Ranked[i+1]
+			if want := next.GPUs == r.GPUs && r.NextPct < max(r.Band.Pct, next.Band.Pct); r.NextInBand != want {
+				t.Errorf("%s: %.1f%% over the next, band ±%.1f%%, flagged %v", r.ID, r.NextPct, r.Band.Pct, r.NextInBand)
+			}
+		}
+		flagged = flagged || r.MarginInBand || r.NextInBand
+	}
+	if flagged != strings.Contains(b.String(), "!: a margin inside it") {
+		t.Errorf("flagged answers %v, but the table says otherwise:\n%s", flagged, b.String())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,12 @@ type Row struct {
 	// SeedMaxRPS their range.
 	SeedRatesRPS           []float64
 	SeedMinRPS, SeedMaxRPS float64
+	// Band is the error band of the row's configuration class; a ranked
+	// row's MarginInBand says its margin over the question's rate, and
+	// NextInBand its margin over the next rank, lies inside it (the
+	// larger of the two rows' bands): real vLLM may not keep it.
+	Band                     Band
+	MarginInBand, NextInBand bool
 	// NextPct is the score's margin over the next ranked row, in
 	// percent; Close says that margin is inside the two rows' spread
 	// over seeds (the order of the two is not sure).
@@ -84,6 +91,10 @@ func NewReport(s Settings, results []*Result) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	bands, err := newBands(&s)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{s: s, wl: wl}
 	g := grid{tol: s.RateTolerance}
 	var ok []*Row
@@ -93,6 +104,7 @@ func NewReport(s Settings, results []*Result) (*Report, error) {
 		}
 		r := &Row{Result: *res, CostPerMOutputTok: math.NaN()}
 		r.Probes = 0 // depends on the order of evaluation
+		r.Band = bands.of(r.Candidate)
 		u := units(r.Candidate, s.Space.Pools)
 		if r.Status == StatusOK {
 			r.Score = r.RateRPS / u
@@ -100,13 +112,17 @@ func NewReport(s Settings, results []*Result) (*Report, error) {
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
+	key := func(r *Row) rankKey { return rankKey{units(r.Candidate, s.Space.Pools), r.RateRPS} }
 	sort.SliceStable(ok, func(i, j int) bool {
-		if ok[i].Score != ok[j].Score {
-			return ok[i].Score > ok[j].Score
+		a, b := key(ok[i]), key(ok[j])
+		if s.better(a, b) || s.better(b, a) {
+			return s.better(a, b)
 		}
 		return ok[i].ID < ok[j].ID
 	})
+	var kth rankKey
 	if len(ok) >= s.TopK {
+		kth = key(ok[s.TopK-1])
 		rep.Cutoff = ok[s.TopK-1].Score
 	}
 	for i, r := range ok {
@@ -127,17 +143,27 @@ func NewReport(s Settings, results []*Result) (*Report, error) {
 			r.ConfigRateRPS = r.RateRPS
 			if s.RateRPS > 0 {
 				r.MarginPct = 100 * (r.RateRPS/s.RateRPS - 1)
+				r.MarginInBand = r.MarginPct < r.Band.Pct
 				if s.pricesGiven() { // the price of serving the question's rate
 					r.CostPerMOutputTok = u / 3600 / (s.RateRPS * wl.meanOutputTokens) * 1e6
 				}
 			}
-		case r.Status == StatusOK || r.Status == StatusPruned || rep.Cutoff > 0 && r.AtRate != nil && r.AtRate.Pass:
+		case (r.Status == StatusOK || r.Status == StatusPruned || rep.Cutoff > 0 && r.AtRate != nil && r.AtRate.Pass) &&
+			!(s.cheapest() && rep.Cutoff > 0 && u < kth.units):
 			// A candidate meeting the question's rate over a probe but not
 			// ranked was pruned, or failed the long run at that rate, or
 			// ranked below the K-th, as the order of the search had it:
-			// every one is reported alike, pruned below the cutoff.
-			k := g.ceil(rep.Cutoff * u)
+			// every one is reported alike, pruned below the cutoff. (One
+			// cheaper than the K-th was never pruned: whatever the order,
+			// its long run at the rate rejected it.)
 			r.Status, r.At, r.RateRPS, r.RateIndex, r.Score = StatusPruned, nil, 0, 0, 0
+			need, possible := s.needRate(kth, u)
+			if !possible {
+				r.FailIndex, r.ConfigRateRPS = 0, s.RateRPS
+				r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s over %d requests; costs more than the top %d (%s)", s.RateRPS, wl.n, s.TopK, s.unitsText(kth.units))
+				continue
+			}
+			k := g.ceil(need)
 			r.FailIndex = k
 			r.Reason = fmt.Sprintf("below the top %d: it needs %.4g req/s (%.4g req/s per GPU) to enter it", s.TopK, g.rate(k), g.rate(k)/float64(r.GPUs))
 			if s.RateRPS > 0 {
@@ -255,8 +281,8 @@ func pct(v float64, ok bool) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func closeMark(r *Row) string {
-	if r.Close {
+func yes(v bool) string {
+	if v {
 		return "yes"
 	}
 	return ""
@@ -280,6 +306,7 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		"prefill_instances", "prefill_tp", "prefill_ep", "decode_instances", "decode_tp", "decode_ep",
 		"max_num_seqs", "max_num_batched_tokens", "execution_mode",
 		"rate_rps", "rate_at_most_rps", "margin_pct", "rate_min_rps", "rate_max_rps", "vs_next_pct", "close",
+		"error_band_pct", "error_band_class", "margin_in_band", "next_in_band",
 		"goodput_rps_per_gpu", "output_tok_s_per_gpu", "cost_per_m_output_tokens"}
 	for _, t := range rep.s.SLO {
 		head = append(head, t.Name())
@@ -305,7 +332,8 @@ func (rep *Report) WriteCSV(w io.Writer) error {
 		}
 		rec = append(rec, strconv.Itoa(c.MaxNumSeqs), strconv.Itoa(c.MaxNumBatchedTokens), c.ExecutionMode,
 			num(r.RateRPS), num(r.RateAtMostRPS), pct(r.MarginPct, r.Rank > 0 && rep.s.RateRPS > 0), num(r.SeedMinRPS), num(r.SeedMaxRPS),
-			pct(r.NextPct, r.Rank > 0 && r.Rank < len(rep.Ranked)), closeMark(r), num(r.GoodputPerGPU), num(r.OutputTokPerSPerGPU), num(r.CostPerMOutputTok))
+			pct(r.NextPct, r.Rank > 0 && r.Rank < len(rep.Ranked)), yes(r.Close),
+			pct(r.Band.Pct, r.Band.Runs > 0), r.Band.Class, yes(r.MarginInBand), yes(r.NextInBand), num(r.GoodputPerGPU), num(r.OutputTokPerSPerGPU), num(r.CostPerMOutputTok))
 		for _, t := range rep.s.SLO {
 			v := math.NaN()
 			if at := rep.latencyProbe(r); at != nil {
@@ -332,9 +360,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		head += "\tMARGIN"
 	}
 	if seeds {
-		head += fmt.Sprintf("\tREQ/S %d SEEDS\tVS NEXT", rep.s.Seeds)
+		head += fmt.Sprintf("\tREQ/S %d SEEDS", rep.s.Seeds)
 	}
-	head += "\tREQ/S/GPU\tOUT TOK/S/GPU\t$/M OUT TOK"
+	head += "\tVS NEXT\tBAND\tREQ/S/GPU\tOUT TOK/S/GPU\t$/M OUT TOK"
 	for _, t := range rep.s.SLO {
 		if rateMode {
 			head += fmt.Sprintf("\t%s@%.4g", t.Name(), rep.s.RateRPS)
@@ -343,7 +371,8 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(tw, head+"\t")
-	anyClose := false
+	anyClose, anyInBand := false, false
+	var bands []Band
 	for _, r := range rep.Ranked {
 		c := &r.Candidate
 		cost := "-"
@@ -354,19 +383,30 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.ExecutionMode, r.RateRPS)
 		if rateMode {
 			line += fmt.Sprintf("\t%+.0f%%", r.MarginPct)
+			if r.MarginInBand {
+				line += " !"
+				anyInBand = true
+			}
 		}
 		if seeds {
-			next := "-"
-			if r.Rank < len(rep.Ranked) {
-				next = fmt.Sprintf("%+.1f%%", r.NextPct)
-				if r.Close {
-					next += " ~"
-					anyClose = true
-				}
-			}
-			line += fmt.Sprintf("\t%.4g-%.4g\t%s", r.SeedMinRPS, r.SeedMaxRPS, next)
+			line += fmt.Sprintf("\t%.4g-%.4g", r.SeedMinRPS, r.SeedMaxRPS)
 		}
-		line += fmt.Sprintf("\t%.4g\t%.0f\t%s", r.GoodputPerGPU, r.OutputTokPerSPerGPU, cost)
+		next := "-"
+		if r.Rank < len(rep.Ranked) {
+			next = fmt.Sprintf("%+.1f%%", r.NextPct)
+			if r.Close {
+				next += " ~"
+				anyClose = true
+			}
+			if r.NextInBand {
+				next += " !"
+				anyInBand = true
+			}
+		}
+		if !slices.Contains(bands, r.Band) {
+			bands = append(bands, r.Band)
+		}
+		line += fmt.Sprintf("\t%s\t%s\t%.4g\t%.0f\t%s", next, r.Band, r.GoodputPerGPU, r.OutputTokPerSPerGPU, cost)
 		at := rep.latencyProbe(r)
 		for _, t := range rep.s.SLO {
 			line += fmt.Sprintf("\t%.4g", at.Latency[t.Name()])
@@ -378,6 +418,17 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	}
 	if anyClose {
 		fmt.Fprintf(w, "~: the margin over the next rank is inside the two rates' spread over %d seeds: their order is not sure\n", rep.s.Seeds)
+	}
+	if len(bands) > 0 {
+		var classes []string
+		for _, b := range bands {
+			classes = append(classes, b.Describe())
+		}
+		line := "BAND: " + strings.Join(classes, "; ") + ": the largest error of ftk on published vLLM runs of the class (docs/validation.md)"
+		if anyInBand {
+			line += "; !: a margin inside it, which real vLLM may not keep"
+		}
+		fmt.Fprintln(w, line)
 	}
 	n := map[string]int{}
 	var others []*Row
@@ -417,7 +468,14 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	by := "goodput per GPU"
-	if rep.s.pricesGiven() {
+	switch {
+	case rep.s.cheapest() && rep.s.Space.UseAll && len(rep.s.Space.Pools) == 1:
+		by = "rate: each uses every GPU"
+	case rep.s.cheapest() && rep.s.pricesGiven():
+		by = "price per hour, then rate"
+	case rep.s.cheapest():
+		by = "GPUs, then rate"
+	case rep.s.pricesGiven():
 		by = "cost per output token"
 	}
 	q := ""

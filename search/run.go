@@ -11,7 +11,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/ftk-dev/ftk/runresult"
@@ -134,35 +133,6 @@ func units(c Candidate, pools []Pool) float64 {
 	return float64(c.GPUs())
 }
 
-// topK holds the K best scores seen (rate per unit), for pruning.
-type topK struct {
-	mu     sync.Mutex
-	k      int
-	scores []float64 // descending
-}
-
-func (t *topK) add(score float64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	i := sort.Search(len(t.scores), func(i int) bool { return t.scores[i] < score })
-	t.scores = append(t.scores, 0)
-	copy(t.scores[i+1:], t.scores[i:])
-	t.scores[i] = score
-	if len(t.scores) > t.k {
-		t.scores = t.scores[:t.k]
-	}
-}
-
-// threshold is the K-th best score, or 0 while fewer than K are known.
-func (t *topK) threshold() float64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.scores) < t.k {
-		return 0
-	}
-	return t.scores[t.k-1]
-}
-
 // Run searches the candidates of the settings (of its shard), resuming
 // from the results already in o.Dir, and returns every result of the run.
 func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
@@ -200,7 +170,7 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := &topK{k: s.TopK}
+	top := &topK{s: &s}
 	out := &Outcome{Candidates: len(mine), Results: make([]*Result, len(mine))}
 	var todo []int
 	for i, c := range mine {
@@ -208,7 +178,7 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 			out.Results[i] = r
 			out.Resumed++
 			if r.Status == StatusOK {
-				top.add(r.RateRPS / units(c, s.Space.Pools))
+				top.add(rankKey{units(c, s.Space.Pools), r.RateRPS})
 			}
 			continue
 		}
@@ -380,16 +350,25 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 	}
 	g := grid{tol: s.RateTolerance}
 	u := units(c, s.Space.Pools)
-	th := top.threshold()
-	minK, hasMin := 0, th > 0
-	if hasMin {
-		minK = g.ceil(th * u)
+	kth, full := top.kth()
+	need, possible := 0.0, true
+	if full {
+		need, possible = s.needRate(kth, u)
+	}
+	minK, hasMin := 0, full
+	if need > 0 {
+		minK = g.ceil(need)
 	}
 	lowK := g.ceil(gridMinRPS)
 	if s.RateRPS > 0 {
 		ok, err := s.meetsRate(r, p)
 		if err != nil || !ok {
 			return r, err
+		}
+		if !possible {
+			r.Status = StatusPruned
+			r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s; costs more than the top %d", s.RateRPS, s.TopK)
+			return r, nil
 		}
 		// The rate found is at least the question's: start there.
 		lowK, hasMin = g.ceil(s.RateRPS), true
@@ -406,7 +385,7 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 	if s.RateRPS > 0 && !o.found && (!o.pruned || o.cut == lowK) {
 		// It holds at the question's rate but at no grid rate above it:
 		// its rate is the question's, if that enters the top K.
-		if th > 0 && s.RateRPS/u < th {
+		if full && s.better(kth, rankKey{u, s.RateRPS}) {
 			r.Status, r.FailIndex = StatusPruned, lowK
 			r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s but not at %.4g; below the top %d", s.RateRPS, g.rate(lowK), s.TopK)
 			return r, nil
@@ -417,7 +396,7 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		at := *r.AtRate
 		r.Status, r.RateRPS, r.At = StatusOK, s.RateRPS, &at
 		r.Reason = fmt.Sprintf("meets the SLO at %.4g req/s, not at %.4g", s.RateRPS, g.rate(lowK))
-		top.add(r.RateRPS / u)
+		top.add(rankKey{u, r.RateRPS})
 		return r, nil
 	}
 	switch {
@@ -439,7 +418,7 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		if o.why != "" {
 			r.Reason = fmt.Sprintf("lowered to the highest rate that holds over %d requests (%s at the rate short probes passed)", p.wl.longN(), o.why)
 		}
-		top.add(r.RateRPS / u)
+		top.add(rankKey{u, r.RateRPS})
 	}
 	return r, nil
 }

@@ -60,11 +60,8 @@ func (rep *Report) spread(opts simulate.Options, workers int) error {
 	}
 	for i := 0; i+1 < len(rep.Ranked); i++ {
 		a, b := rep.Ranked[i], rep.Ranked[i+1]
-		a.NextPct = 100 * (a.Score/b.Score - 1)
-		if s.Seeds > 1 {
-			ua, ub := units(a.Candidate, s.Space.Pools), units(b.Candidate, s.Space.Pools)
-			a.Close = a.SeedMinRPS/ua <= b.SeedMaxRPS/ub
-		}
+		a.NextPct, a.Close = s.nextMargin(a, b)
+		a.NextInBand = s.rateMargin(a, b) && a.NextPct < max(a.Band.Pct, b.Band.Pct)
 	}
 	return nil
 }

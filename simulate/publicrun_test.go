@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -18,6 +19,10 @@ import (
 // validationDoc is the page TestPublicRuns writes (make validation) and
 // keeps current.
 const validationDoc = "../docs/validation.md"
+
+// errorsFile is the errors of the same replays as a table
+// (publicrun.Errors), which search's error bands read.
+const errorsFile = "../publicrun/" + publicrun.ErrorsFile
 
 // publicRuns are the records of publicrun, every one.
 func publicRuns(t *testing.T) []publicrun.Run {
@@ -280,18 +285,33 @@ func TestPublicRuns(t *testing.T) {
 		}
 		results = append(results, res)
 	}
-	doc := validationTable(results)
-	if os.Getenv("FTK_UPDATE_DOCS") == "1" {
-		if err := os.WriteFile(validationDoc, []byte(doc), 0o644); err != nil {
+	var errs []publicrun.MeasuredError // what search's error bands read
+	for _, res := range results {
+		cfg := runConfig(res.run)
+		model, err := spec.LookupModel(cfg.Model)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
+		for _, m := range publicrun.Metrics {
+			if got, ok := res.ftk[m]; ok {
+				errs = append(errs, publicrun.MeasuredError{Run: res.run.Name, Role: res.run.Role, MoE: model.IsMoE(), Device: cfg.Device,
+					ExecutionMode: cmp.Or(cfg.Engine.ExecutionMode, runresult.ExecCUDAGraph), Metric: m, ErrorPct: publicrun.ErrorPct(got, res.run.Measured[m])})
+			}
+		}
 	}
-	have, err := os.ReadFile(validationDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(have) != doc {
-		t.Errorf("%s is stale: run make validation (it writes what these replays give)", validationDoc)
+	for path, doc := range map[string]string{validationDoc: validationTable(results), errorsFile: publicrun.ErrorsTable(errs)} {
+		if os.Getenv("FTK_UPDATE_DOCS") == "1" {
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		have, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(have) != doc {
+			t.Errorf("%s is stale: run make validation (it writes what these replays give)", path)
+		}
 	}
 }

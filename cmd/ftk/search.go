@@ -40,11 +40,15 @@ MoE replicas are generated only as the simulator runs them (EP = 1 or
 EP = TP x DP, no PP); --use-all keeps the deployments using every GPU given.
 
 The fixed-rate question, --rate R: only deployments that meet every target
-at R req/s (over a probe and a run ten times as long) are ranked, each with
-its highest rate, its margin over R and its latencies at R; the others say
-the rate they miss. --seeds N searches each ranked rate again with N-1 more
+at R req/s (over a probe and a run ten times as long) are ranked, the
+cheapest first (fewest GPUs, or lowest price per hour with prices), then by
+rate, each with its highest rate, its margin over R and its latencies at R;
+the others say the rate they miss. With --use-all every deployment costs
+the same: the best rate for the GPUs you own ranks first. --seeds N searches each ranked rate again with N-1 more
 workload seeds: the table shows the range, and a ~ marks an answer whose
-margin over the next is inside the two ranges. --vllm-version,
+margin over the next is inside the two ranges. BAND is the largest error of
+ftk on the published vLLM runs of the deployment's class (model family,
+device, execution mode: docs/validation.md); a ! marks a margin inside it. --vllm-version,
 --calibration, --async-scheduling and --moe-routing/--moe-skew/--moe-histogram
 are passed to every simulation, as simulate takes them.
 
@@ -60,7 +64,7 @@ same command without --shard merges them.
 Examples:
   ftk search --model llama-3.1-8b --workload splitwise-conv --gpus h100:2 --slo ttft_p95_ms=500,tpot_p95_ms=30 --max-num-seqs 128,256 --max-num-batched-tokens 2048,8192 --execution-modes cuda-graph --num-requests 1000 -o search-out
   ftk search --model qwen3-30b-a3b --trace testdata/traces/splitwise_code.csv --num-requests 500 --gpus h100:8,h200:8 --cost-per-gpu-hour h100=2.5,h200=3.5 --slo ttft_p95_ms=1000,tpot_p95_ms=50 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen
-  ftk search --model qwen3-30b-a3b --workload splitwise-conv --num-requests 300 --gpus h100:8 --use-all --modes colocated --tp 1,8 --rate 10 --slo tpot_p95_ms=50 --seeds 2 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen-10rps
+  ftk search --model qwen3-30b-a3b --workload splitwise-conv --num-requests 300 --gpus h100:8 --rate 10 --slo tpot_p95_ms=50 --modes colocated --tp 1 --pp 1 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen-cheapest
   ftk search --model llama-3.1-8b --workload fixed:1024x256 --gpus h100:8 --slo ttft_p95_ms=300,tpot_p95_ms=25 --emit slurm --shards 8 -o /shared/search > search.sbatch`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "model: catalog name or config.json path (required)"},
@@ -82,7 +86,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "execution-modes", Value: []string{runresult.ExecCUDAGraph, runresult.ExecEager}, Usage: "execution modes to try: cuda-graph, eager, piecewise"},
 			&cli.BoolFlag{Name: "use-all", Usage: "only deployments that use every GPU of their --gpus pool"},
 			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
-			&cli.FloatFlag{Name: "rate", Aliases: []string{"request-rate"}, Usage: "the fixed-rate question: rank only deployments that meet the SLO at this many requests/s (over a probe and a run ten times as long), each with its highest rate and its margin over this one"},
+			&cli.FloatFlag{Name: "rate", Aliases: []string{"request-rate"}, Usage: "the fixed-rate question: rank only deployments that meet the SLO at this many requests/s (over a probe and a run ten times as long), the cheapest first (fewest GPUs, or lowest price per hour), then by rate, each with its highest rate and its margin over this one"},
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "search each ranked deployment's rate with this many workload seeds (--seed and the next ones): its spread, and a ~ on answers whose margin over the next is inside it"},
 			&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (as simulate)"},
 			&cli.StringFlag{Name: "calibration", Usage: "calibration YAML from 'ftk validate calibrate' applied to every simulation (as simulate)"},
