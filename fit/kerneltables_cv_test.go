@@ -81,23 +81,32 @@ func tableSets(t *kerneldb.Table) []tableSet {
 	for i, r := range t.Attention {
 		kb := gemmBytes(r.KVCacheDtype)
 		if r.Context {
-			// Causal prefill: half the query-key pairs; Q, K, V and the
-			// output each read or written once.
+			// Causal prefill: half the query-key pairs (a sliding window
+			// of w tokens: about s x w of them); Q, K, V and the output
+			// each read or written once.
 			work := func(x []float64) (float64, float64) {
 				b, s, h, kv, d := x[0], x[1], x[2], x[3], x[4]
-				return 2 * b * h * d * s * s, b * s * d * (2*h + 2*kv*kb)
+				pairs := s * s / 2
+				if w := window(x); w > 0 && w < s {
+					pairs = s*w - w*w/2
+				}
+				return 4 * b * h * d * pairs, b * s * d * (2*h + 2*kv*kb)
 			}
-			add(fmt.Sprintf("%s kv %s [%s]", t.Name, r.KVCacheDtype, r.KernelSource), []string{"batch", "isl", "heads", "kv_heads", "head_dim"}, work,
-				[]float64{float64(r.Batch), float64(r.ISL), float64(r.Heads), float64(r.KVHeads), float64(r.HeadDim)}, r.LatencyMs, i)
+			add(fmt.Sprintf("%s kv %s [%s]", t.Name, r.KVCacheDtype, r.KernelSource), []string{"batch", "isl", "heads", "kv_heads", "head_dim", "window_size"}, work,
+				[]float64{float64(r.Batch), float64(r.ISL), float64(r.Heads), float64(r.KVHeads), float64(r.HeadDim), float64(r.WindowSize)}, r.LatencyMs, i)
 			continue
 		}
-		// Decode: one query token per sequence against its whole KV cache.
+		// Decode: one query token per sequence against its KV cache (the
+		// last w tokens of it with a sliding window of w).
 		work := func(x []float64) (float64, float64) {
 			b, l, h, kv, d := x[0], x[1], x[2], x[3], x[4]
+			if w := window(x); w > 0 {
+				l = math.Min(l, w)
+			}
 			return 4 * b * h * d * l, 2*b*l*kv*d*kb + 4*b*h*d
 		}
-		add(fmt.Sprintf("%s kv %s [%s]", t.Name, r.KVCacheDtype, r.KernelSource), []string{"batch", "kv_len", "heads", "kv_heads", "head_dim"}, work,
-			[]float64{float64(r.Batch), float64(r.KVLen()), float64(r.Heads), float64(r.KVHeads), float64(r.HeadDim)}, r.LatencyMs, i)
+		add(fmt.Sprintf("%s kv %s [%s]", t.Name, r.KVCacheDtype, r.KernelSource), []string{"batch", "kv_len", "heads", "kv_heads", "head_dim", "window_size"}, work,
+			[]float64{float64(r.Batch), float64(r.KVLen()), float64(r.Heads), float64(r.KVHeads), float64(r.HeadDim), float64(r.WindowSize)}, r.LatencyMs, i)
 	}
 	for i, r := range t.MoE {
 		eb := gemmBytes(r.Dtype)
@@ -127,8 +136,36 @@ func tableSets(t *kerneldb.Table) []tableSet {
 	out := make([]tableSet, len(order))
 	for i, n := range order {
 		out[i] = *by[n]
+		dropFullAttention(&out[i])
 	}
 	return out
+}
+
+// window is an attention row's sliding window (0: full attention).
+func window(x []float64) float64 {
+	if len(x) > 5 {
+		return x[5]
+	}
+	return 0
+}
+
+// dropFullAttention drops the window_size column of an attention set
+// whose rows all attend over their whole context: a column that is 0
+// throughout tells a forest nothing. Where some rows slide a window, the
+// column is what tells them from full-attention rows of the same shape.
+func dropFullAttention(s *tableSet) {
+	if len(s.names) != 6 || s.names[5] != "window_size" {
+		return
+	}
+	for _, r := range s.rows {
+		if r.X[5] != 0 {
+			return
+		}
+	}
+	s.names = s.names[:5]
+	for i := range s.rows {
+		s.rows[i].X = s.rows[i].X[:5]
+	}
 }
 
 // tableFeatures are the features ftk's forest splits on: the table's
