@@ -112,12 +112,17 @@ func (h *hostTier) touch(s int32) {
 // hashing or probing them again.
 func (h *hostTier) lookup(c *blockContent, parent uint64, from, n int32, nowS float64, l *hostLoad) {
 	k := 0
-	if l.from == from && l.parent == parent {
+	switch {
+	case l.from != from || l.parent != parent:
+	case l.evictions == h.evictions:
+		// A slot found ready stays ready until evicted, and none was.
+		k = len(l.slots)
+	default:
 		for k < len(l.slots) && h.ent[l.slots[k]].hash == l.hashes[k] && h.ent[l.slots[k]].readyS <= nowS {
 			k++
 		}
 	}
-	l.slots, l.hashes, l.from, l.parent = l.slots[:k], l.hashes[:k], from, parent
+	l.slots, l.hashes, l.from, l.parent, l.evictions = l.slots[:k], l.hashes[:k], from, parent, h.evictions
 	if k > 0 {
 		parent = l.hashes[k-1]
 	}
@@ -200,11 +205,12 @@ type hostLoad struct {
 	slots  []int32
 	bytes  float64
 	tokens int32
-	// The lookup that found slots: their hashes, the first block and its
-	// parent's hash (lookup).
-	hashes []uint64
-	from   int32
-	parent uint64
+	// The lookup that found slots: their hashes, the first block, its
+	// parent's hash and the tier's evictions then (lookup).
+	hashes    []uint64
+	from      int32
+	parent    uint64
+	evictions int64 // the tier's evictions at the lookup
 }
 
 // reset forgets the lookup, keeping the buffers.

@@ -141,6 +141,8 @@ func (s *scheduler) hostSlotOf(b int32) int32 {
 	if slot := s.pc.hostSlot[b]; slot >= 0 && s.host.ent[slot].hash == x {
 		return slot
 	}
+	// The slot was evicted or taken, or the block was never seen on the
+	// host (pop forgets a block's slot when it takes new content).
 	slot := s.host.table.get(x)
 	s.pc.hostSlot[b] = slot
 	return slot

@@ -134,6 +134,9 @@ func (p *prefixCache) pop() int32 {
 	case p.hash[b] != 0:
 		p.evict(b)
 	}
+	if p.hostSlot != nil {
+		p.hostSlot[b] = -1 // new content: not on the host yet
+	}
 	p.ref[b] = 1
 	return b
 }
