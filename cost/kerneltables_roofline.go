@@ -29,10 +29,8 @@ type KernelError struct {
 // in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores, plus, for the FP8
 // rows whose collector's activation quantization is known
 // (roofline.LookupFP8QuantPath), that quantization, which the rows time
-// with the GEMM; a context
-// attention row of batch b x ISL s is attn_prefill at spec's equivalent
-// sequence (context 0, chunk sqrt(b) x s); a generation row is
-// attn_decode at (batch, KV length - 1); a balanced moe row is the
+// with the GEMM; an attention
+// row is priced by AttentionRowMs; a balanced moe row is the
 // fused-MoE layer as the simulator splits it, moe_shuffling (the
 // alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens;
 // a CUDA-graph custom all-reduce row is all_reduce of message_size bf16
@@ -85,16 +83,7 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 		default:
 			continue
 		}
-		o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
-		var x []float64
-		if a.Context {
-			o.Name = spec.OpAttnPrefill
-			x = []float64{0, math.Sqrt(float64(a.Batch)) * float64(a.ISL)}
-		} else {
-			o.Name = spec.OpAttnDecode
-			x = []float64{float64(a.Batch), float64(a.KVLen() - 1)}
-		}
-		add(t.Name, a.KVCacheDtype, a.KernelSource, a.LatencyMs, r.TimeMs(&o, x, spec.KernelOnly))
+		add(t.Name, a.KVCacheDtype, a.KernelSource, a.LatencyMs, AttentionRowMs(r, &a, eb))
 	}
 	for _, m := range t.MoE {
 		if m.Distribution != "balanced" {
@@ -134,4 +123,29 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 		return strings.Join([]string{a.Table, a.Dtype, a.KernelSource}, "\x00") < strings.Join([]string{b.Table, b.Dtype, b.KernelSource}, "\x00")
 	})
 	return out
+}
+
+// AttentionRowMs prices one attention row of AIConfigurator's tables (KV
+// cache elements of eb bytes) with device model r as the simulator prices
+// what the row times: one layer's FlashAttentionImpl.forward, which writes
+// the new tokens' K and V into the cache (attn_kv_cache_save, the
+// simulator's own op) and runs the attention kernel. A context row of
+// batch b x ISL s is attn_prefill at spec's equivalent sequence (context 0,
+// chunk sqrt(b) x s) standing for b sequences (roofline.PrefillSeqsFeature);
+// a generation row is attn_decode at (batch, KV length - 1).
+func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float64 {
+	o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
+	var x []float64
+	tokens := float64(a.Batch)
+	if a.Context {
+		o.Name = spec.OpAttnPrefill
+		x = []float64{0, math.Sqrt(float64(a.Batch)) * float64(a.ISL), float64(a.Batch)}
+		tokens *= float64(a.ISL)
+	} else {
+		o.Name = spec.OpAttnDecode
+		x = []float64{float64(a.Batch), float64(a.KVLen() - 1)}
+	}
+	save := o
+	save.Name = spec.OpAttnKVCacheSave
+	return r.TimeMs(&o, x, spec.KernelOnly) + r.TimeMs(&save, []float64{tokens}, spec.KernelOnly)
 }

@@ -26,6 +26,9 @@ func archCurves(arch string) Curves {
 		// the roof), so they cost nothing here.
 		c := hopperCurves
 		c.FP8TritonMoEEff = 0
+		// FlashAttention-3 runs on sm_90 only: vLLM runs FA2 (or
+		// FlashInfer) on Ada, priced by the attention classes' curves.
+		c.FA3 = nil
 		return c
 	case spec.ArchBlackwell:
 		// No old-default fused-MoE time on a Blackwell GPU was read (vLLM
@@ -36,6 +39,9 @@ func archCurves(arch string) Curves {
 		// reaches 15 TFLOPS, six times the old tiles' per-SM rate).
 		c := hopperCurves
 		c.Class[ClassMoEGEMM].DefaultTileSMTFLOPS = 0
+		// vLLM runs FlashInfer's TRT-LLM attention kernels (or FA4) on
+		// Blackwell, not FlashAttention-3 (fa3.go).
+		c.FA3 = nil
 		return c
 	}
 	return hopperCurves
@@ -83,7 +89,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_shuffling":            {PreUs: 1, Us: 13.7},
 	"post_attention_layernorm": {PreUs: 16.3, Us: 19.2},
 }, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.12, KernelHostUs: 22, EventGapUs: 3.66,
-	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}}
+	CustomAllReduce: Curve{FloorUs: 8, MemEff: 0.7}, FA3: &hopperFA3}
 
 // ampereCurves is fitted on the calibration rows of Frontier's A800
 // profile of Qwen3-30B-A3B (kernel-traced rows for the kernel terms, eager

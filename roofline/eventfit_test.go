@@ -112,7 +112,7 @@ func chainBusy(d *Device, p realPoint) []float64 {
 // mean when p's op runs more than once a pass (the median of samples split
 // evenly between two calls lies between them).
 func predictPoint(d *Device, p realPoint, busyUs []float64) float64 {
-	r := Roofline{Device: d, NCCL: true, LegacyStack: p.legacyTorch}
+	r := Roofline{Device: d, NCCL: true, LegacyStack: p.legacyTorch, AttentionBackend: p.backend}
 	r.RepeatedBlockBytes = p.blockBytes
 	if p.meas != spec.CUDAEvent || len(busyUs) == 0 {
 		return traceReadingMs(p, r.ContextTimeMs(&p.op, p.x, p.meas, p.ctx, p.path))

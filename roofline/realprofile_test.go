@@ -42,6 +42,9 @@ type realPoint struct {
 	// legacyTorch: the file was taken on PyTorch before 2.8
 	// (Roofline.LegacyStack): Vidur's legacy mlp.csv.
 	legacyTorch bool
+	// backend: the attention backend an attention row records
+	// (Roofline.AttentionBackend): FLASHINFER for Frontier's profiles.
+	backend string
 	// blockBytes: the GEMM weights on one GPU of the block a linear-op
 	// row's profiler runs over and over (Roofline.RepeatedBlockBytes).
 	blockBytes float64
@@ -313,6 +316,7 @@ func linearRow(r realRow, base realPoint, names []string) []realPoint {
 }
 
 func attentionRow(r realRow, base realPoint) []realPoint {
+	base.backend = r.str("attention_backend")
 	heads := r.int("n_q_head")
 	m := rowModel(r.int("n_embd"), heads, r.int("n_kv_head"), 1, 1, base.headDim, false)
 	tp := max(r.int("num_tensor_parallel_workers"), 1)

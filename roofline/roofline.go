@@ -50,6 +50,21 @@ type Roofline struct {
 	// stream their weights from there (warml2.go). 0: serving, every
 	// layer's weights read from HBM.
 	RepeatedBlockBytes float64
+	// AttentionBackend is the attention backend the kernels ran on, as
+	// vLLM names it (FLASH_ATTN, FLASHINFER); empty: vLLM's default on
+	// the device, FLASH_ATTN (FlashAttention-3 on Hopper, fa3.go). A
+	// profile taken with FlashInfer (Frontier's H800 and A800 attention
+	// profilers) is priced by the attention classes' curves.
+	AttentionBackend string
+}
+
+// fa3 returns the FlashAttention-3 terms attention is priced with, nil
+// when the device has none or the backend is not FLASH_ATTN.
+func (r Roofline) fa3() *FA3 {
+	if r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN" {
+		return nil
+	}
+	return r.Device.Curves.FA3
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit
@@ -87,6 +102,14 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 			return r.pcieAllReduceUs(o, bytes, c) / 1e3 // NCCL's model (pcie_collective.go)
 		}
 		return (floorUs + r.collectiveUs(o, bytes, c)) / 1e3
+	}
+	if f := r.fa3(); f != nil && d.SMs > 0 && len(x) > 1 {
+		switch o.Name {
+		case spec.OpAttnDecode:
+			return f.decodeUs(o, x, d.SMs, d.HBMGBps) / 1e3 // fa3.go
+		case spec.OpAttnPrefill:
+			return f.prefillUs(o, x, d.SMs, d.HBMGBps) / 1e3
+		}
 	}
 	if o.Name == spec.OpAttnPrefill && c.IterUs > 0 && d.SMs > 0 && len(x) > 1 {
 		return flashInferPrefillUs(o, x, c, d.SMs, d.HBMGBps) / 1e3 // attnprefill.go

@@ -1,0 +1,120 @@
+package roofline
+
+import (
+	"math"
+
+	"github.com/ftk-dev/ftk/spec"
+)
+
+// FA3 prices attention as vLLM runs it on Hopper (sm_90): its
+// FLASH_ATTN backend calls FlashAttention-3 (vllm-flash-attn) for prefill
+// and decode alike. The terms are read from, and fitted on, NVIDIA
+// AIConfigurator's vLLM 0.14.0 H100 SXM tables (context_attention_perf
+// and generation_attention_perf, kernel source vllm_flash_attn, head
+// dim 128, BF16 and FP8 KV caches): each row is one CUDA-graph replay of
+// one layer's FlashAttentionImpl.forward, which runs the KV-cache write
+// (reshape_and_cache_flash) and the attention kernel
+// (ai-dynamo/aiconfigurator collector/vllm/collect_attn.py at 5ef50c9 and
+// d5bad971c: benchmark_with_power, repeat_n 1, 6 replays). The KV-cache
+// write is the simulator's own attn_kv_cache_save op, priced beside; the
+// terms here are the attention kernel's. TestFA3AttentionRefit
+// (cost/fa3_test.go) refits them with every fifth row held out and fails
+// when a stored constant drifts.
+//
+// Decode (one query token a sequence) is the slowest of three limits over
+// a launch floor:
+//   - the HBM roof: Q, K and V bytes at MemEff of the bandwidth;
+//   - a stream limit: at few sequences a sequence's KV is read by a
+//     bounded number of CTAs (KV splits), each streaming at DecodeStreamGBps
+//     (BF16) or DecodeStreamGBpsFP8; the rows read as if a sequence's KV
+//     were split DecodeSplitSeqs/batch ways (at most), so up to
+//     DecodeSplitSeqs sequences take the same time: one KV head of one
+//     sequence at 32,767 tokens reads 0.8 TB/s, eight heads 2.8 TB/s;
+//   - a CTA limit: one CTA per (sequence, KV head) with the query heads of
+//     its group packed (FA3's pack_gqa), DecodeCTAUs each plus
+//     DecodeBlockUs per 128-key block, spread over the SMs: 256 sequences
+//     of 8 KV heads at 1-16 cached tokens take 65-67 us where bytes give 1.
+//
+// Prefill: CTAs of 128 packed rows (query tokens x the query heads of a
+// KV head) per KV head and sequence, each iterating over 128-key blocks up
+// to the causal end of its last row, PrefillIterUs a block (BF16; FP8 KV
+// runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8) scaled by
+// head dim / 128, plus PrefillCTAUs per CTA; the work spread over the SMs
+// plus PrefillTail of the longest CTA (the last wave's imbalance), or the
+// HBM roof, over a floor.
+type FA3 struct {
+	// MemEff is the fraction of the HBM bandwidth the kernels reach
+	// (fitted on the decode rows; the prefill rows seldom reach it).
+	MemEff                                float64
+	DecodeFloorUs                         float64
+	DecodeStreamGBps, DecodeStreamGBpsFP8 float64
+	DecodeSplitSeqs                       float64
+	DecodeCTAUs, DecodeBlockUs            float64
+	PrefillFloorUs                        float64
+	PrefillIterUs, PrefillIterUsFP8       float64
+	PrefillCTAUs, PrefillTail             float64
+}
+
+// fa3TileRows and fa3TileKeys are the CTA tile of FA3 at head dim 128: 128
+// query rows by 128 keys an iteration (a stated approximation for other
+// head dims, whose time scales by head dim instead).
+const fa3TileRows, fa3TileKeys = 128, 128
+
+// hopperFA3 is FA3 fitted on AIConfigurator's vLLM 0.14.0 H100 SXM
+// attention tables (testdata/aiconfigurator/h100_sxm/attention/vllm/0.14.0,
+// 5,435 generation and 5,457 context rows per KV dtype), least squares of
+// the relative error by Nelder-Mead on four rows in five (every fifth row,
+// file order, held out): TestFA3AttentionRefit.
+var hopperFA3 = FA3{
+	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
+	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
+	PrefillFloorUs: 5.11, PrefillIterUs: 1.624, PrefillIterUsFP8: 1.831, PrefillCTAUs: 3.23, PrefillTail: 0.868,
+}
+
+// decodeUs is the kernel time, in microseconds, of decode attention o for
+// x = (batch, cached tokens) on sms SMs with hbmGBps of HBM bandwidth.
+func (f *FA3) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float64 {
+	b, ctx := x[0], math.Max(x[1], 1)
+	_, bytes := o.Work(x)
+	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
+	stream := f.DecodeStreamGBps
+	if o.ElemBytes == 1 {
+		stream = f.DecodeStreamGBpsFP8
+	}
+	kvBytes := 2 * ctx * float64(o.HeadDim*o.ElemBytes) // one KV head of one sequence
+	streamUs := b * kvBytes / (math.Max(b, f.DecodeSplitSeqs) * stream * 1e3)
+	ctaUs := b * float64(max(o.KVHeads, 1)) * (f.DecodeCTAUs + f.DecodeBlockUs*math.Ceil(ctx/fa3TileKeys)) / float64(sms)
+	return f.DecodeFloorUs + math.Max(memUs, math.Max(streamUs, ctaUs))
+}
+
+// prefillUs is the kernel time, in microseconds, of the causal prefill o
+// for x = (context, chunk[, sequences]) (PrefillSeqsFeature: the sequences
+// the equivalent chunk stands for) on sms SMs with hbmGBps of HBM
+// bandwidth.
+func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float64 {
+	seqs := 1.0
+	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
+		seqs = math.Round(x[PrefillSeqsFeature])
+	}
+	q := math.Max(math.Round(x[1]/math.Sqrt(seqs)), 1)
+	ctx := math.Max(math.Round(x[0]), 0)
+	kvHeads := float64(max(o.KVHeads, 1))
+	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1))
+	tiles := math.Ceil(q * group / fa3TileRows)
+	// Key blocks each tile iterates over: to the causal end of its last row.
+	blocks := 0.0
+	for t := 1.0; t <= tiles; t++ {
+		blocks += math.Ceil((ctx + math.Min(q, math.Ceil(t*fa3TileRows/group))) / fa3TileKeys)
+	}
+	iter := f.PrefillIterUs
+	if o.ElemBytes == 1 {
+		iter = f.PrefillIterUsFP8
+	}
+	iter *= float64(o.HeadDim) / 128
+	longest := math.Ceil((ctx+q)/fa3TileKeys)*iter + f.PrefillCTAUs
+	computeUs := seqs*kvHeads*(blocks*iter+tiles*f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
+	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
+	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
+	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
+	return f.PrefillFloorUs + math.Max(computeUs, memUs)
+}
