@@ -37,7 +37,7 @@ type KernelError struct {
 // elements. Rows of other dtypes (nvfp4, int4, mxfp4), sliding-window
 // attention, skewed routing and eager all-reduce are left out.
 func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
-	r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true}
+	r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true, CollectivesAligned: true}
 	type acc struct {
 		n         int
 		ape, bias float64

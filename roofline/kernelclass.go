@@ -217,8 +217,8 @@ type Curves struct {
 	// standalone (cold, gating context standalone_legacy) rather than right
 	// after FFN work (prefill_hot).
 	ColdHostFactor float64
-	// CustomAllReduce is vLLM's custom all-reduce (Roofline).
-	CustomAllReduce Curve
+	// CustomAllReduce is vLLM's custom all-reduce (Roofline, customar.go).
+	CustomAllReduce CustomAllReduce
 	// KernelHostUs is the eager host time of each kernel of an operator
 	// past its first (CUDA_EVENT): the Q/K norms a QKV projection runs, the
 	// per-choice kernels of uniform top-k routing.

@@ -12,7 +12,7 @@ import (
 // for GEMMs, a per-launch floor, and, for CUDA_EVENT timings, the host time
 // of eager execution.
 //
-// All-reduces within an NVLink node of 2-8 GPUs on at most
+// All-reduces within an NVLink node of 2-8 GPUs under
 // customAllReduceMaxBytes take vLLM's custom all-reduce (one kernel with a
 // cross-GPU barrier, the vLLM default), others NCCL; NCCL set prices every
 // all-reduce as NCCL (what a torch.distributed profile such as Vidur's
@@ -56,6 +56,11 @@ type Roofline struct {
 	// profile taken with FlashInfer (Frontier's H800 and A800 attention
 	// profilers) is priced by the attention classes' curves.
 	AttentionBackend string
+	// CollectivesAligned says the GPUs enter each collective together, as
+	// in a benchmark that replays all-reduces back to back
+	// (AIConfigurator's comm rows): the custom all-reduce's served entry
+	// wait (CustomAllReduce.ServedWaitUs) is left out.
+	CollectivesAligned bool
 }
 
 // fa3 returns the FlashAttention-3 terms attention is priced with, nil
@@ -84,7 +89,7 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	}
 	flops, bytes := o.Work(x)
 	if r.customAllReduce(o, bytes) {
-		c = d.Curves.CustomAllReduce
+		return r.customAllReduceUs(o, bytes) / 1e3 // customar.go
 	}
 	floorUs := float64(o.Kernels) * c.FloorUs
 	if r.LegacyStack && c.LegacyFloorUs > 0 {
@@ -355,7 +360,7 @@ func (r Roofline) splitK(tokens float64, n, k int) float64 {
 // model: GeForce cards have none).
 func (r Roofline) customAllReduce(o *spec.Op, bytes float64) bool {
 	return !r.NCCL && o.Name == spec.OpAllReduce && !o.CrossNode && o.Workers <= 8 && o.Workers%2 == 0 &&
-		bytes <= customAllReduceMaxBytes && r.Device.NVLink && r.Device.Curves.CustomAllReduce.MemEff > 0
+		bytes < customAllReduceMaxBytes && r.Device.NVLink && r.Device.Curves.CustomAllReduce.OneShotEff > 0
 }
 
 // collectiveUs is the transfer time of a collective: ring all-reduce

@@ -259,8 +259,8 @@ func formatCurves(name string, c Curves) string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t%q: {PreUs: %.3g, Us: %.3g},\n", n, c.Host[n].PreUs, c.Host[n].Us)
 	}
-	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, FP8TritonMoEEff: %g, KernelHostUs: %g, EventGapUs: %.3g,\nCustomAllReduce: Curve{FloorUs: %g, MemEff: %g}",
-		c.ColdHostFactor, c.FP8ComputeEff, c.FP8TritonMoEEff, c.KernelHostUs, c.EventGapUs, c.CustomAllReduce.FloorUs, c.CustomAllReduce.MemEff)
+	fmt.Fprintf(&b, "}, ColdHostFactor: %g, FP8ComputeEff: %g, FP8TritonMoEEff: %g, KernelHostUs: %g, EventGapUs: %.3g,\nCustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3",
+		c.ColdHostFactor, c.FP8ComputeEff, c.FP8TritonMoEEff, c.KernelHostUs, c.EventGapUs)
 	if len(c.GEMMTiles) > 0 {
 		b.WriteString(", GEMMTiles: ampereGEMMTiles") // a fixed table (gemmtiles.go), not fitted
 	}
