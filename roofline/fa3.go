@@ -41,9 +41,7 @@ import (
 // runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8) scaled by
 // head dim / 128, plus PrefillCTAUs per CTA; the work spread over the SMs
 // plus PrefillTail of the longest CTA (the last wave's imbalance), or the
-// HBM roof, over a floor. A grid of under 0.8 of a wave of CTAs splits
-// its keys to fill the SMs (the longest CTA's loop shrinks by the split):
-// one query token over 32,768 cached ones is not one CTA's 256-block loop.
+// HBM roof, over a floor.
 type FA3 struct {
 	// MemEff is the fraction of the HBM bandwidth the kernels reach
 	// (fitted on the decode rows; the prefill rows seldom reach it).
@@ -70,7 +68,7 @@ const fa3TileRows, fa3TileKeys = 128, 128
 var hopperFA3 = FA3{
 	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
 	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
-	PrefillFloorUs: 5.13, PrefillIterUs: 1.626, PrefillIterUsFP8: 1.83, PrefillCTAUs: 3.233, PrefillTail: 0.876,
+	PrefillFloorUs: 5.11, PrefillIterUs: 1.624, PrefillIterUsFP8: 1.831, PrefillCTAUs: 3.23, PrefillTail: 0.868,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -113,14 +111,8 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 		iter = f.PrefillIterUsFP8
 	}
 	iter *= float64(o.HeadDim) / 128
-	// Few CTAs split the keys (FA3's num_splits heuristic, for grids
-	// under 0.8 of a wave): the longest CTA's loop shrinks by the split.
-	ctas, longestBlocks := seqs*kvHeads*tiles, math.Ceil((ctx+q)/fa3TileKeys)
-	if split := math.Min(math.Ceil(float64(sms)/ctas), longestBlocks); ctas < 0.8*float64(sms) && split > 1 {
-		longestBlocks = math.Ceil(longestBlocks / split)
-	}
-	longest := longestBlocks*iter + f.PrefillCTAUs
-	computeUs := ctas*(blocks*iter/tiles+f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
+	longest := math.Ceil((ctx+q)/fa3TileKeys)*iter + f.PrefillCTAUs
+	computeUs := seqs*kvHeads*(blocks*iter+tiles*f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
