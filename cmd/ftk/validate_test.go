@@ -255,7 +255,7 @@ func TestValidateCalibrate(t *testing.T) {
 	}
 	bench := filepath.Join(dir, "bench")
 	os.MkdirAll(bench, 0o755)
-	for i, w := range []struct{ name, spec string }{{"short", "fixed:256x64"}, {"long", "fixed:2048x32"}} {
+	for i, w := range []struct{ name, spec string }{{"short", "fixed:256x64"}, {"long", "fixed:2048x64"}} {
 		m := valSimulate(t, filepath.Join(dir, "truth", w.name), w.spec, i+1, "--calibration", truth)
 		valCSVFrom(t, m, filepath.Join(bench, "h100-tp1__"+w.name+"__r1.csv"), 1)
 		valSimulate(t, filepath.Join(dir, "sim", "h100-tp1__"+w.name), w.spec, i+1)
