@@ -63,7 +63,7 @@ same command without --shard merges them.
 
 Examples:
   ftk search --model llama-3.1-8b --workload splitwise-conv --gpus h100:2 --slo ttft_p95_ms=500,tpot_p95_ms=30 --max-num-seqs 128,256 --max-num-batched-tokens 2048,8192 --execution-modes cuda-graph --num-requests 1000 -o search-out
-  ftk search --model qwen3-30b-a3b --trace testdata/traces/splitwise_code.csv --num-requests 500 --gpus h100:8,h200:8 --cost-per-gpu-hour h100=2.5,h200=3.5 --slo ttft_p95_ms=1000,tpot_p95_ms=50 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen
+  ftk search --model qwen3-30b-a3b --trace testdata/traces/splitwise_code.csv --num-requests 200 --gpus h100:8,h200:8 --cost-per-gpu-hour h100=2.5,h200=3.5 --slo ttft_p95_ms=1000,tpot_p95_ms=50 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen
   ftk search --model qwen3-30b-a3b --workload splitwise-conv --num-requests 300 --gpus h100:8 --rate 10 --slo tpot_p95_ms=50 --modes colocated --tp 1 --pp 1 --max-num-seqs 256 --max-num-batched-tokens 8192 --execution-modes cuda-graph -o qwen-cheapest
   ftk search --model llama-3.1-8b --workload fixed:1024x256 --gpus h100:8 --slo ttft_p95_ms=300,tpot_p95_ms=25 --emit slurm --shards 8 -o /shared/search > search.sbatch`,
 		Flags: []cli.Flag{
