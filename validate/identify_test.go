@@ -24,7 +24,8 @@ import (
 // traded off against the host speed: 6.4 ms and x0.81 for 1.5 ms and x1.3,
 // held out 5.6%), while the host scale is pinned only loosely there (VIF
 // about 9-17 against the host speed: it lands between x3 and x12 as the
-// device model moves); with CUDA-graph runs of the same host both come back.
+// device model moves); with CUDA-graph runs of the same host the host speed
+// comes back and the held-out error stays under 3%.
 func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 	hostBoth := runresult.Calibration{HostScale: 3, HostSpeed: 1.3}
 	for _, c := range []struct {
@@ -56,13 +57,18 @@ func TestCalibrateFreesWhatRunsIdentify(t *testing.T) {
 		// moved 0.770 -> 0.773, and is 17 (> 10: left at 1, the host scale
 		// x11.9 absorbing it, held out still under 4%) since one-wave GEMMs
 		// are bounded by their tile reads through the L2 (roofline/tilel2.go,
-		// 2026-12-03). The pair is checked identified on the graph and eager
+		// 2026-12-03). The host speed is checked on the graph and eager
 		// runs of the same host (next case); here only the held-out error
 		// and the issue scales are.
 		{"eager: host scale and host speed", "eager", hostBoth, nil, 4, 1000,
 			[]string{ParamHostScale}, []string{"issue_scale.aten", "issue_scale.custom"}, []string{ParamHostScale, ParamHostSpeed}},
+		// The host speed comes back (x1.34 for x1.3); the host scale is
+		// fitted but pinned loosely since Hopper attention is priced as
+		// FlashAttention-3 (roofline/fa3.go): its leave-one-workload-out
+		// folds land at x1.36, x4.78 and x0.49 (final x1.36; x0.90 with
+		// 2,500 evaluations), each with a fit MAPE under 1%.
 		{"graphs and eager: host scale and host speed", "cuda-graph,eager", hostBoth, nil, 3, 1000,
-			[]string{ParamHostScale, ParamHostSpeed}, []string{"issue_scale.custom"}, nil},
+			[]string{ParamHostScale, ParamHostSpeed}, []string{"issue_scale.custom"}, []string{ParamHostScale}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			runs := injectedRuns(t, t.TempDir(), 0.15, c.mode, c.truth, "conv", "short", "long")
