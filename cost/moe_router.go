@@ -43,7 +43,11 @@ type expertRouter struct {
 	// incl is the top-k inclusion probability of each popularity rank
 	// (sums to topK), for the multinomial.
 	incl []float64
+	// cond holds, for each popularity rank, the conditional binomial the
+	// multinomial draws it from (see drawMultinomial), precomputed.
+	cond []condBinomial
 
+	memo   *zeroMemo // made on first use
 	perm   []int32
 	picked []uint64
 	chosen []int32
@@ -63,6 +67,7 @@ func newRouter(experts, topK int, weights []float64, permute bool) (*expertRoute
 		for i := range r.incl {
 			r.incl[i] = float64(topK) / float64(experts)
 		}
+		r.cond = conditionals(r.incl, topK)
 		return r, nil
 	}
 	if len(weights) != experts {
@@ -82,6 +87,7 @@ func newRouter(experts, topK int, weights []float64, permute bool) (*expertRoute
 	}
 	r.alias = newAliasTable(weights)
 	r.incl = successiveInclusion(weights, topK)
+	r.cond = conditionals(r.incl, topK)
 	return r, nil
 }
 
@@ -196,22 +202,106 @@ func (r *expertRouter) drawExact(rng drawRNG, tokens int, counts []int32) {
 
 func (r *expertRouter) drawMultinomial(rng drawRNG, tokens int, counts []int32) {
 	n := tokens * r.topK
-	rem := float64(r.topK)
-	for i, pi := range r.incl {
+	for i := range r.cond {
 		if n == 0 {
 			break
 		}
-		var c int
-		if i == len(r.incl)-1 || rem <= pi {
-			c = n
-		} else {
-			c = binomial(rng.r, n, pi/rem)
+		c := n
+		if !r.cond[i].last {
+			c = r.condDraw(rng.r, i, n)
 		}
 		c = min(c, tokens)
 		counts[r.perm[i]] = int32(c)
 		n -= c
+	}
+}
+
+// condBinomial is the conditional binomial of one popularity rank in the
+// multinomial: the share p of the copies left that the rank takes, the
+// inclusion probability over what the ranks after it have left (pi/rem,
+// computed in rank order as the draw walks them), with the constants of
+// binomial's inversion at p. last marks a rank that takes every copy left
+// (the last rank, or one whose inclusion reaches what is left).
+type condBinomial struct {
+	p, log1pNegP, odds float64
+	last               bool
+}
+
+func conditionals(incl []float64, topK int) []condBinomial {
+	out := make([]condBinomial, len(incl))
+	rem := float64(topK)
+	for i, pi := range incl {
+		b := &out[i]
+		if i == len(incl)-1 || rem <= pi {
+			b.last = true
+		} else {
+			b.p = pi / rem
+			b.log1pNegP = math.Log1p(-b.p)
+			b.odds = b.p / (1 - b.p)
+		}
 		rem -= pi
 	}
+	return out
+}
+
+// condDraw returns binomial(rng, n, p) for rank i's p, drawing the same value
+// from the same random numbers.
+func (r *expertRouter) condDraw(rng *rand.Rand, i, n int) int {
+	b := &r.cond[i]
+	p := b.p
+	switch {
+	case n <= 0 || p <= 0:
+		return 0
+	case p >= 1:
+		return n
+	}
+	fn := float64(n)
+	if p > 0.5 && fn*(1-p) < 8 {
+		return n - binomial(rng, n, 1-p)
+	}
+	mean := fn * p
+	if mean >= 8 && fn*(1-p) >= 8 {
+		k := mean + math.Sqrt(mean*(1-p))*rng.NormFloat64() + 0.5
+		switch {
+		case k < 0:
+			return 0
+		case k > fn:
+			return n
+		}
+		return int(k)
+	}
+	u := rng.Float64()
+	return invertBinomial(u, n, r.zeroProb(i, b, n), b.odds)
+}
+
+// zeroMemo caches binomial's probability of a zero count, (1-p)^n, by
+// popularity rank and copies left: a multinomial walks the same ranks draw
+// after draw with nearby counts. A direct-mapped cache: a slot keeps the
+// last (rank, n) stored there; a miss computes the value afresh.
+type zeroMemo struct {
+	key [zeroMemoSlots]uint32 // rank<<20 | n, plus one (0: empty)
+	val [zeroMemoSlots]float64
+}
+
+const zeroMemoSlots = 4096
+
+// zeroProb is math.Exp(n * log1p(-p)) of rank i, from the memo when n is
+// small enough to key.
+func (r *expertRouter) zeroProb(i int, b *condBinomial, n int) float64 {
+	if n >= 1<<20 || i >= 1<<11 {
+		return math.Exp(float64(n) * b.log1pNegP)
+	}
+	if r.memo == nil {
+		r.memo = new(zeroMemo)
+	}
+	key := uint32(i)<<20 | uint32(n) + 1
+	slot := (uint32(n) ^ uint32(i)<<5) & (zeroMemoSlots - 1)
+	if r.memo.key[slot] == key {
+		return r.memo.val[slot]
+	}
+	v := math.Exp(float64(n) * b.log1pNegP)
+	r.memo.key[slot], r.memo.val[slot] = key, v
+	return v
 }
 
 // binomial draws a Binomial(n, p) count: by inversion when the mean (or
@@ -239,10 +329,15 @@ func binomial(rng *rand.Rand, n int, p float64) int {
 		}
 		return int(k)
 	}
-	// Inversion: walk the CDF from k = 0.
 	u := rng.Float64()
-	pk := math.Exp(fn * math.Log1p(-p))
-	cdf, odds := pk, p/(1-p)
+	return invertBinomial(u, n, math.Exp(fn*math.Log1p(-p)), p/(1-p))
+}
+
+// invertBinomial walks the CDF of Binomial(n, p) from k = 0 to the first
+// count whose CDF reaches u; pk is the probability of zero, (1-p)^n, and
+// odds p/(1-p).
+func invertBinomial(u float64, n int, pk, odds float64) int {
+	cdf := pk
 	k := 0
 	for u > cdf && k < n {
 		pk *= float64(n-k) / float64(k+1) * odds

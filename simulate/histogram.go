@@ -71,8 +71,8 @@ func (h *Histogram) Add(v float64) {
 	h.n++
 	h.sum += v
 	h.sumSq += v * v
-	h.min = math.Min(h.min, v)
-	h.max = math.Max(h.max, v)
+	h.min = min(h.min, v) // the builtins: math.Min's rules, inlined
+	h.max = max(h.max, v)
 }
 
 // Count is the number of values added.
