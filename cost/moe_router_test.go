@@ -90,3 +90,25 @@ func TestInvertBinomialMean(t *testing.T) {
 		t.Fatalf("mean of Binomial(40, 0.1) draws %.4f, want 4 +- 0.03", mean)
 	}
 }
+
+// BenchmarkMultinomialDraw times one skewed multinomial routing draw of
+// 100 tokens (128 experts, top-8: the binomial's inversion range), as the
+// router makes it and as plain conditional binomials make it.
+func BenchmarkMultinomialDraw(b *testing.B) {
+	r, err := newRouter(128, 8, zipfWeights(128, 0.2), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	counts := make([]int32, 128)
+	for _, v := range []struct {
+		name string
+		draw func(*expertRouter, drawRNG, int, []int32)
+	}{{"router", (*expertRouter).drawMultinomial}, {"binomials", multinomialByBinomials}} {
+		b.Run(v.name, func(b *testing.B) {
+			rng := newDrawRNG(1, 2)
+			for b.Loop() {
+				v.draw(r, rng, 100, counts)
+			}
+		})
+	}
+}
