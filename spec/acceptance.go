@@ -53,6 +53,10 @@ type AcceptanceRecord struct {
 	// Notes states any assumption made deriving the vector (a guess is
 	// labelled as one).
 	Notes string `yaml:"notes,omitempty"`
+	// Default marks the record a simulation of this method and target
+	// model draws from when it names no dataset (at most one per method
+	// and target model).
+	Default bool `yaml:"default,omitempty"`
 }
 
 // builtinAcceptance parses the embedded records once.
@@ -86,6 +90,18 @@ func readAcceptanceRecords(fsys fs.FS, dir string) ([]AcceptanceRecord, error) {
 		recs = append(recs, r)
 	}
 	slices.SortFunc(recs, func(a, b AcceptanceRecord) int { return strings.Compare(a.Name, b.Name) })
+	defaults := map[string]string{}
+	for _, r := range recs {
+		if !r.Default {
+			continue
+		}
+		target, _ := CanonicalModelName(r.TargetModel)
+		key := r.Method + " on " + target
+		if other, ok := defaults[key]; ok {
+			return nil, fmt.Errorf("acceptance records %s and %s are both the default of %s: mark one", other, r.Name, key)
+		}
+		defaults[key] = r.Name
+	}
 	return recs, nil
 }
 
@@ -122,9 +138,11 @@ func parseAcceptanceRecord(data []byte) (AcceptanceRecord, error) {
 
 // LookupAcceptance picks the acceptance record for a method, a dataset
 // ("": any) and the simulated model: among the records of the method (and
-// dataset), the first by name whose target is the model, else the first
-// by name. It fails, listing what exists, when none has the method (and
-// dataset) or the record has fewer positions than k.
+// dataset), those whose target is the model (else all of them); of these
+// the ones with at least k positions (when any has); of these the one
+// marked default, else the first by name. It fails, listing what exists,
+// when none has the method (and dataset) or the record has fewer
+// positions than k.
 func LookupAcceptance(method, dataset, model string, k int) (AcceptanceRecord, error) {
 	recs, err := AcceptanceRecords()
 	if err != nil {
@@ -149,13 +167,19 @@ func pickAcceptance(recs []AcceptanceRecord, method, dataset, model string, k in
 		}
 		return AcceptanceRecord{}, fmt.Errorf("no acceptance record for %s (records: %s): give the per-position acceptance rates (--speculative-acceptance 0.8,0.6,0.45)", what, strings.Join(have, "; "))
 	}
-	pick := cands[0]
 	want, _ := CanonicalModelName(model)
-	for _, r := range cands {
-		if t, _ := CanonicalModelName(r.TargetModel); t == want {
-			pick = r
-			break
-		}
+	if same := slices.DeleteFunc(slices.Clone(cands), func(r AcceptanceRecord) bool {
+		t, _ := CanonicalModelName(r.TargetModel)
+		return t != want
+	}); len(same) > 0 {
+		cands = same
+	}
+	if long := slices.DeleteFunc(slices.Clone(cands), func(r AcceptanceRecord) bool { return len(r.Acceptance) < k }); len(long) > 0 {
+		cands = long
+	}
+	pick := cands[0]
+	if i := slices.IndexFunc(cands, func(r AcceptanceRecord) bool { return r.Default }); i >= 0 {
+		pick = cands[i]
 	}
 	if len(pick.Acceptance) < k {
 		return pick, fmt.Errorf("acceptance record %s gives %d draft positions (measured at K=%d); num_speculative_tokens %d needs %d: give the per-position acceptance rates (--speculative-acceptance)", pick.Name, len(pick.Acceptance), pick.NumSpeculativeTokens, k, k)
