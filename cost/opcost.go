@@ -38,6 +38,9 @@ type OpCostConfig struct {
 	// ExtraFirstOps run on the first stage after the embedding, once per
 	// step (a speculative head's fusion layer, spec.Drafter.FusionOp).
 	ExtraFirstOps []spec.Op
+	// VLLMVersion is the vLLM release simulated ("" : not given); it picks
+	// the kernels the device model prices (roofline.KernelsFor).
+	VLLMVersion string
 }
 
 // OpCostModel prices a step operator by operator: for each layer of a
@@ -133,7 +136,7 @@ type stageModel struct {
 func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 	m, l := c.Model, c.Layout.Normalize()
 	c.MoE.Resolve()
-	cm := &OpCostModel{model: m, layout: l, roof: roofline.Roofline{Device: roofline.NewDevice(c.Device)}, measurement: spec.KernelOnly,
+	cm := &OpCostModel{model: m, layout: l, roof: roofline.Roofline{Device: roofline.NewDevice(c.Device), Kernels: roofline.KernelsFor(c.Device.Arch, c.VLLMVersion)}, measurement: spec.KernelOnly,
 		predictors: c.Predictors != nil, allToAll: spec.RoutesCopies(c.MoE.All2AllBackend), matched: map[string]string{},
 		exchange: spec.EPExchange{Backend: c.MoE.All2AllBackend, DP: l.DP, Ranks: l.TP * l.DP, Hidden: m.HiddenSize, Experts: m.NumExperts}}
 	if c.Predictors != nil {

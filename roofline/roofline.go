@@ -61,6 +61,9 @@ type Roofline struct {
 	// (AIConfigurator's comm rows): the custom all-reduce's served entry
 	// wait (CustomAllReduce.ServedWaitUs) is left out.
 	CollectivesAligned bool
+	// Kernels names the kernels vLLM runs where the price depends on
+	// which one it picks (kernelchoice.go); zero: the device's defaults.
+	Kernels Kernels
 }
 
 // fa3 returns the FlashAttention-3 terms attention is priced with, nil

@@ -161,7 +161,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		cc := cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
 			Calibration: cfg.Calibration, Predictors: preds, BundleName: cfg.Bundle,
 			HostPredictors: hostPreds, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSizeSpec(e.MaxCUDAGraphCaptureSize, e.EngineLimits, specTokens(r.spec)),
-			MoE: cfg.MoE, Histogram: hist}
+			MoE: cfg.MoE, Histogram: hist, VLLMVersion: cfg.VLLMVersion}
 		cm, err := cost.NewOpCostModel(cc)
 		if err != nil {
 			return role{}, "", err
