@@ -90,9 +90,17 @@ func replaceBetween(doc, begin, end, body string) (string, bool) {
 	return doc[:i+len(begin)] + body + doc[j:], true
 }
 
+// fixtureDBs are the kernel tables in testdata: H100 SXM at vLLM 0.14.0
+// and 0.24.0, B200 SXM at 0.24.0, A100 SXM at 0.14.0.
+var fixtureDBs = []struct{ dir, v string }{
+	{filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm"), "0.14.0"},
+	{filepath.Join("..", "testdata", "aiconfigurator-0.24", "h100_sxm"), "0.24.0"},
+	{filepath.Join("..", "testdata", "aiconfigurator-0.24", "b200_sxm"), "0.24.0"},
+	{filepath.Join("..", "testdata", "aiconfigurator", "a100_sxm"), "0.14.0"},
+}
+
 // docs/validation-kernels.md holds the device model's error against the
-// kernel tables: the fixtures' part (H100 and A100 SXM, vLLM 0.14.0, in
-// testdata) is recomputed here and must match; the full databases' part
+// kernel tables: the fixtures' part (fixtureDBs) is recomputed here and must match; the full databases' part
 // is recomputed when FTK_AICONFIGURATOR names them. FTK_UPDATE_DOCS=1
 // (make validation) rewrites the page instead of checking it.
 func TestRooflineVsKernelTablesDoc(t *testing.T) {
@@ -102,8 +110,8 @@ func TestRooflineVsKernelTablesDoc(t *testing.T) {
 	}
 	doc := string(raw)
 	var fixtures strings.Builder
-	for _, gpu := range []string{"h100_sxm", "a100_sxm"} {
-		dev, vers, errs := rooflineVsDB(t, filepath.Join("..", "testdata", "aiconfigurator", gpu), "0.14.0")
+	for _, x := range fixtureDBs {
+		dev, vers, errs := rooflineVsDB(t, x.dir, x.v)
 		fixtures.WriteString(kernelErrorTable(dev, vers, errs))
 	}
 	want, ok := replaceBetween(doc, "<!-- fixtures:begin -->", "<!-- fixtures:end -->", fixtures.String()+"\n")
@@ -135,11 +143,15 @@ func TestRooflineVsKernelTablesDoc(t *testing.T) {
 
 // BenchmarkRooflineVsKernelTables reports the device model's MAPE against
 // AIConfigurator's tables per table, dtype and kernel source (H100 SXM
-// vLLM 0.14.0 from testdata; every GPU's newest tables too when
-// FTK_AICONFIGURATOR names the databases) beside issue 31's targets.
+// vLLM 0.14.0 and 0.24.0 and B200 SXM 0.24.0 from testdata; every GPU's
+// newest tables too when FTK_AICONFIGURATOR names the databases) beside
+// issue 31's targets.
 func BenchmarkRooflineVsKernelTables(b *testing.B) {
 	type db struct{ dir, v string }
-	dbs := []db{{filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm"), "0.14.0"}}
+	dbs := []db{}
+	for _, x := range fixtureDBs[:3] {
+		dbs = append(dbs, db{x.dir, x.v})
+	}
 	if root := os.Getenv("FTK_AICONFIGURATOR"); root != "" {
 		for _, gpu := range []string{"h100_sxm", "b200_sxm"} {
 			dbs = append(dbs, db{filepath.Join(root, gpu), ""})
@@ -162,7 +174,7 @@ func BenchmarkRooflineVsKernelTables(b *testing.B) {
 				fmt.Printf("device model vs kernel tables, %s %s vLLM %s %s %s: %d rows, MAPE %.1f%%, bias %+.1f%%%s\n",
 					dev, e.Table, vers[e.Table], e.Dtype, e.KernelSource, e.Rows, e.MAPE, e.Bias, verdict)
 				if i == 0 && x.v != "" {
-					b.ReportMetric(e.MAPE, fmt.Sprintf("MAPE%%-%s-%s-%s", e.Table, e.Dtype, e.KernelSource))
+					b.ReportMetric(e.MAPE, fmt.Sprintf("MAPE%%-%s-%s-%s-%s-%s", dev, vers[e.Table], e.Table, e.Dtype, e.KernelSource))
 				}
 			}
 			if n > 0 {
