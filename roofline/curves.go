@@ -39,12 +39,7 @@ func archCurves(arch string) Curves {
 		// reaches 15 TFLOPS, six times the old tiles' per-SM rate).
 		c := hopperCurves
 		c.Class[ClassMoEGEMM].DefaultTileSMTFLOPS = 0
-		// Hopper's custom all-reduce terms price B200's rows (vLLM
-		// 0.24.0) 37% fast: its one-stage floor is 6.6-7.4 us and it
-		// reaches a smaller share of NVLink 5. Not fitted on B200 (held
-		// out): a guess, 8 us and 0.7 of NVLink in both kernels (20% MAPE
-		// on those rows).
-		c.CustomAllReduce = CustomAllReduce{OneShotFloorUs: 8, OneShotEff: 0.7, TwoShotFloorUs: 8, TwoShotEff: 0.7}
+		c.CustomAllReduce = blackwellCustomAllReduce // customar.go
 		// vLLM runs FlashInfer's TRT-LLM attention kernels (or FA4) on
 		// Blackwell, not FlashAttention-3 (fa3.go).
 		c.FA3 = nil

@@ -357,13 +357,14 @@ func (r Roofline) splitK(tokens float64, n, k int) float64 {
 }
 
 // customAllReduce reports whether vLLM runs o as its custom all-reduce:
-// 2, 4, 6 or 8 GPUs of one node over NVLink, at most 8 MiB. Without NVLink
+// 2, 4, 6 or 8 GPUs of one node over NVLink, under its size limit (8
+// MiB; Blackwell's: customar.go), or on symmetric memory. Without NVLink
 // it is NCCL over PCIe (pcie_collective.go; vLLM also allows the custom
 // kernel for two PCIe GPUs with peer-to-peer access, which ftk does not
 // model: GeForce cards have none).
 func (r Roofline) customAllReduce(o *spec.Op, bytes float64) bool {
 	return !r.NCCL && o.Name == spec.OpAllReduce && !o.CrossNode && o.Workers <= 8 && o.Workers%2 == 0 &&
-		bytes < customAllReduceMaxBytes && r.Device.NVLink && r.Device.Curves.CustomAllReduce.OneShotEff > 0
+		r.Device.NVLink && r.Device.Curves.CustomAllReduce.Takes(o.Workers, bytes)
 }
 
 // collectiveUs is the transfer time of a collective: ring all-reduce
