@@ -29,8 +29,7 @@ type KernelError struct {
 // in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores, plus, for the FP8
 // rows whose collector's activation quantization is known
 // (roofline.LookupFP8QuantPath), that quantization, which the rows time
-// with the GEMM, and for rows timed eagerly the host's call
-// (roofline.Roofline.RowUs); an attention
+// with the GEMM; an attention
 // row is priced by AttentionRowMs; a balanced moe row is the
 // fused-MoE layer as the simulator splits it, moe_shuffling (the
 // alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens;
@@ -67,8 +66,11 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 		}
 		o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: eb, FP8: fp8}
 		ms := r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly)
-		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource, d.Name); ok && fp8 {
-			ms = r.RowUs(q, ms*1e3, float64(g.M), float64(g.K)) / 1e3
+		if !fp8 {
+			ms = BF16GEMMRowMs(r, &g)
+		}
+		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource); ok && fp8 {
+			ms += r.QuantUs(q, float64(g.M), float64(g.K)) / 1e3
 		}
 		add(t.Name, g.Dtype, g.KernelSource, g.LatencyMs, ms)
 	}
@@ -149,4 +151,27 @@ func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float
 	save := o
 	save.Name = spec.OpAttnKVCacheSave
 	return r.TimeMs(&o, x, spec.KernelOnly) + r.TimeMs(&save, []float64{tokens}, spec.KernelOnly)
+}
+
+// gemmCollectorLayers is how many RowParallelLinear layers of one shape,
+// each with its own weights, AIConfigurator's vLLM GEMM collector runs in
+// one CUDA graph for a BF16 or FP8 row (collector/vllm/collect_gemm.py,
+// outside_loop_count; latency / 6), replayed back to back.
+const gemmCollectorLayers = 6
+
+// BF16GEMMRowMs prices one BF16 (or FP16) row of AIConfigurator's gemm
+// table with device model r as the row was timed: torch.nn.functional.linear
+// (roofline.KernelFLinear; the vLLM 0.14.0 table names it vllm_default)
+// over the six layers' weights the collector's graph replays, which stay
+// in the L2 between replays when they fit (roofline.Roofline's
+// RepeatedBlockBytes); a served step reads each layer's weights once.
+// On a device without the cuBLAS terms (roofline.Curves.CuBLAS) the GEMM
+// class's curve prices it, weights from HBM.
+func BF16GEMMRowMs(r roofline.Roofline, g *kerneldb.GEMMRow) float64 {
+	if r.Device.Curves.CuBLAS != nil {
+		r.Kernels.BF16GEMM = roofline.KernelFLinear
+		r.RepeatedBlockBytes = gemmCollectorLayers * float64(g.N) * float64(g.K) * 2
+	}
+	o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: 2}
+	return r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly)
 }

@@ -26,6 +26,9 @@ func archCurves(arch string) Curves {
 		// the roof), so they cost nothing here.
 		c := hopperCurves
 		c.FP8TritonMoEEff = 0
+		// The cuBLAS model's tiles are Hopper's warpgroup MMA's (cublas.go):
+		// Ada's GEMMs keep the GEMM class's curve.
+		c.CuBLAS = nil
 		// FlashAttention-3 runs on sm_90 only: vLLM runs FA2 (or
 		// FlashInfer) on Ada, priced by the attention classes' curves.
 		c.FA3 = nil
@@ -43,6 +46,9 @@ func archCurves(arch string) Curves {
 		// vLLM runs FlashInfer's TRT-LLM attention kernels (or FA4) on
 		// Blackwell, not FlashAttention-3 (fa3.go).
 		c.FA3 = nil
+		// Not yet checked against Blackwell's tables: the GEMM class's
+		// curve (cublas.go).
+		c.CuBLAS = nil
 		return c
 	}
 	return hopperCurves
@@ -90,7 +96,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_shuffling":            {PreUs: 1, Us: 13.7},
 	"post_attention_layernorm": {PreUs: 16.3, Us: 19.2},
 }, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.12, KernelHostUs: 22, EventGapUs: 3.66,
-	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3}
+	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, CuBLAS: &hopperCuBLAS}
 
 // ampereCurves is fitted on the calibration rows of Frontier's A800
 // profile of Qwen3-30B-A3B (kernel-traced rows for the kernel terms, eager

@@ -1,5 +1,7 @@
 package roofline
 
+import "github.com/ftk-dev/ftk/spec"
+
 // Kernels names the kernel vLLM runs for each op family whose price
 // depends on which kernel it picks (by vLLM version, device and dtype), as
 // AIConfigurator's kernel tables name it in their kernel_source column
@@ -11,11 +13,32 @@ package roofline
 // row's kernel source, so a row is priced as the kernel that ran it; the
 // simulator sets the fields from --vllm-version through KernelsFor, so a
 // served step is priced as the kernels that version picks.
-type Kernels struct{}
+type Kernels struct {
+	// BF16GEMM is the kernel of unquantized (BF16, FP16) linear layers:
+	// KernelFLinear, priced as cuBLAS runs it (cublas.go) where the
+	// device's curves have the terms; empty: the GEMM class's curve.
+	BF16GEMM string
+}
+
+// KernelFLinear is vLLM's unquantized GEMM, torch.nn.functional.linear
+// (cuBLAS), as AIConfigurator's vLLM 0.24.0 gemm table names it (its
+// vLLM 0.14.0 table names every row vllm_default).
+const KernelFLinear = "torch.nn.functional.linear"
 
 // KernelsFor returns the kernels vLLM version vllmVersion ("" : not
 // given) picks on a device of architecture arch (spec.Device.Arch). Each
 // rule cites the vLLM source that makes the choice.
+//   - BF16GEMM: vLLM's UnquantizedLinearMethod.apply calls the GEMM that
+//     dispatch_unquantized_gemm returns (vllm/model_executor/layers/
+//     utils.py), on CUDA torch.nn.functional.linear, which PyTorch runs
+//     with cuBLAS; priced by the cuBLAS model on Hopper, whose terms are
+//     fitted on vLLM 0.14.0's rows and held out on 0.24.0's. Without a
+//     version, the GEMM class's curve (fitted on the profiles of older
+//     stacks, curves.go) prices it.
 func KernelsFor(arch, vllmVersion string) Kernels {
-	return Kernels{}
+	var k Kernels
+	if vllmVersion != "" && arch == spec.ArchHopper {
+		k.BF16GEMM = KernelFLinear
+	}
+	return k
 }

@@ -239,6 +239,9 @@ type Curves struct {
 	// smallest first (gemmtiles.go); none: 128x128 (64 rows at decode
 	// sizes, skinnygemm.go).
 	GEMMTiles []GEMMTile
+	// CuBLAS prices BF16 linear layers as cuBLAS runs them (cublas.go);
+	// nil: the GEMM class's curve.
+	CuBLAS *CuBLAS
 	// FA3 prices attention prefill and decode as FlashAttention-3 runs
 	// them (fa3.go); nil: the attention classes' curves.
 	FA3 *FA3

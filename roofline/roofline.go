@@ -119,6 +119,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 			return f.prefillUs(o, x, d.SMs, d.HBMGBps) / 1e3
 		}
 	}
+	if r.cuBLASGEMM(o) && len(x) > 0 {
+		return (r.cuBLASUs(o, x[0]) + qkNormUs) / 1e3 // cublas.go
+	}
 	if o.Name == spec.OpAttnPrefill && c.IterUs > 0 && d.SMs > 0 && len(x) > 1 {
 		return flashInferPrefillUs(o, x, c, d.SMs, d.HBMGBps) / 1e3 // attnprefill.go
 	}

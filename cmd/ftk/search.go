@@ -88,7 +88,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "modes", Value: []string{runresult.ModeColocated, runresult.ModeDisaggregated}, Usage: "serving modes to try: colocated, disaggregated"},
 			&cli.FloatFlag{Name: "rate", Aliases: []string{"request-rate"}, Usage: "the fixed-rate question: rank only deployments that meet the SLO at this many requests/s (over a probe and a run ten times as long), the cheapest first (fewest GPUs, or lowest price per hour), then by rate, each with its highest rate and its margin over this one"},
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "search each ranked deployment's rate with this many workload seeds (--seed and the next ones): its spread, and a ~ on answers whose margin over the next is inside it"},
-			&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (as simulate)"},
+			&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables), engine defaults and built-in kernels (as simulate)"},
 			&cli.StringFlag{Name: "calibration", Usage: "calibration YAML from 'ftk validate calibrate' applied to every simulation (as simulate)"},
 			&cli.BoolFlag{Name: "async-scheduling", Usage: "overlap each step's host work with the GPU work of the step before (vLLM --async-scheduling; default as --vllm-version says)"},
 			&cli.StringFlag{Name: "moe-routing", Usage: "MoE routing: skewed, uniform, replay (--moe-histogram) or even (as simulate)"},

@@ -37,7 +37,7 @@ func simulateCommand() *cli.Command {
 		&cli.IntFlag{Name: "clients", Aliases: []string{"max-concurrency"}, Usage: "closed loop: N clients, each waiting for its reply before sending again (vllm bench serve --max-concurrency N); sessions:... workloads run turn by turn; --rate or --stages then pace session starts (default: back to back)"},
 		&cli.FloatFlag{Name: "think-time", Usage: "closed loop: clients' mean think time between a reply and the session's next turn, seconds (exponential)"},
 		&cli.StringFlag{Name: "bundle", Usage: "fit model bundle, or kernel tables (an AIConfigurator <gpu> folder or 'ftk ingest' of one), for operator times (default: the built-in roofline device model)"},
-		&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables) and engine defaults (docs/design.md)"},
+		&cli.StringFlag{Name: "vllm-version", Usage: "vLLM release simulated, e.g. 0.14.0: its kernel tables (with --bundle of kernel tables), engine defaults (docs/design.md) and the kernels the built-in model prices (docs/device-model.md)"},
 		&cli.StringFlag{Name: "calibration", Usage: "calibration YAML (host_scale, host_speed, issue_scale, family_scale; host_ms_per_step by hand) from 'ftk validate calibrate'"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "sim-out", Usage: "directory for requests.csv, requests.arrow, summary.json, config.yaml"},
 		&cli.StringFlag{Name: "save-result", Usage: "also write the run's metrics to this JSON file under vllm bench serve --save-result's field names (mean/median/std/p50/p90/p95/p99 of ttft, tpot, itl, e2el in ms, throughputs, token counts), to diff against a benchmark"},
