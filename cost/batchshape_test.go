@@ -49,3 +49,38 @@ func TestMultiTokenDecode(t *testing.T) {
 		}
 	}
 }
+
+// Prefill chunks of one token over long cached prefixes (a prefix-cache
+// hit's last token, a resumed request) are priced about as the decode of
+// the same contexts on Hopper, whose FA3 runs both: the engine passes the
+// number of chunks with their equivalent sequence, so n chunks are priced
+// as n sequences that each read their own prefix, and FA3 splits the keys
+// of a grid too small for the SMs (roofline/fa3.go) instead of walking a
+// 100,000-token prefix with one CTA a KV head.
+func TestShortPrefillOverLongPrefix(t *testing.T) {
+	m, d := lookup(t, "llama-3.1-8b", "h100")
+	limits := testLimits
+	limits.MaxModelLen = 131072
+	cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: limits,
+		ExecutionMode: runresult.ExecEager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ctxs := range [][]int{{100000}, {100000, 100000, 100000, 100000, 100000, 100000, 100000, 100000}, {30000, 60000, 90000}} {
+		var dec, pre StepCost
+		dshape := decodeShape(ctxs...)
+		cm.StageCost(&dshape, 0, &dec)
+		ones := make([]int, len(ctxs))
+		for i := range ones {
+			ones[i] = 1
+		}
+		p := BatchShape{Tokens: len(ctxs), Seqs: len(ctxs), PrefillChunks: ones, PrefillContexts: ctxs}
+		cm.StageCost(&p, 0, &pre)
+		r := pre.Ms[CompAttention] / dec.Ms[CompAttention]
+		t.Logf("contexts %v: prefill attention %.3f ms, decode %.3f ms (x%.2f)", ctxs, pre.Ms[CompAttention], dec.Ms[CompAttention], r)
+		if r < 0.8 || r > 1.5 {
+			t.Errorf("contexts %v: one-token prefills priced %.3f ms of attention, x%.2f the decode of the same contexts (%.3f ms); want x0.8-1.5",
+				ctxs, pre.Ms[CompAttention], r, dec.Ms[CompAttention])
+		}
+	}
+}

@@ -188,15 +188,15 @@ func TestFA3AttentionRefit(t *testing.T) {
 			// scheduler; mid lengths 64-512 priced 9-16% fast): bound
 			// at the error the fit reaches, not at the 10%.
 			table: "context_attention_perf", maxHeld: 18,
-			start: []float64{7.4, 1.5, 1.5, 1, 0.5}, step: []float64{2, 0.3, 0.3, 1, 0.2},
+			start: []float64{7.4, 1.5, 1.5, 1, 0.5, 3}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1},
 			set: func(f *roofline.FA3, p []float64) {
 				p = abs(p)
-				f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail = p[0], p[1], p[2], p[3], p[4]
+				f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail, f.CombineUs = p[0], p[1], p[2], p[3], p[4], p[5]
 			},
 			get: func(f roofline.FA3) []float64 {
-				return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail}
+				return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
 			},
-			paramsOf: "floor us, iteration us BF16, FP8, CTA us, tail (HBM eff: the decode's)",
+			paramsOf: "floor us, iteration us BF16, FP8, CTA us, tail, combine us (HBM eff: the decode's)",
 		},
 	} {
 		rows := fa3Rows(t, dir, tc.table, "0.14.0")

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,11 +11,20 @@ import (
 )
 
 // quantFitRow is one FP8 gemm row: measured time and the device model's
-// GEMM time (us), and its activation elements (tokens x K).
-type quantFitRow struct{ measuredUs, gemmUs, elems float64 }
+// GEMM time (us), its tokens and its activation elements (tokens x K).
+type quantFitRow struct{ measuredUs, gemmUs, tokens, elems float64 }
 
-// fp8QuantRows returns the rows of gemm table (device d, vLLM version v)
-// priced by path p.
+// fp8QuantDir is the testdata database of a path's table and device.
+func fp8QuantDir(version, device string) string {
+	if version == "0.14.0" {
+		return filepath.Join("..", "testdata", "aiconfigurator", device+"_sxm")
+	}
+	return filepath.Join("..", "testdata", "aiconfigurator-"+version[:4], device+"_sxm")
+}
+
+// fp8QuantRows returns the rows of the gemm table of device d (vLLM
+// version v, database dir) priced by path p, with their GEMM priced by the
+// device model.
 func fp8QuantRows(t *testing.T, dir, v string, d *spec.Device, p roofline.FP8QuantPath) []quantFitRow {
 	t.Helper()
 	db, err := kerneldb.Open(dir)
@@ -38,7 +46,7 @@ func fp8QuantRows(t *testing.T, dir, v string, d *spec.Device, p roofline.FP8Qua
 			continue
 		}
 		o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: 1, FP8: true}
-		rows = append(rows, quantFitRow{g.LatencyMs * 1e3, r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly) * 1e3, float64(g.M) * float64(g.K)})
+		rows = append(rows, quantFitRow{g.LatencyMs * 1e3, r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly) * 1e3, float64(g.M), float64(g.M) * float64(g.K)})
 	}
 	return rows
 }
@@ -65,15 +73,58 @@ func fitFP8Quant(rows []quantFitRow, hbmGBps float64) (floorUs, bytesPerElem flo
 	return (b0*a11 - b1*a01) / det, (a00*b1 - a01*b0) / det
 }
 
-// quantMAPE is the MAPE (and bias), in percent, of GEMM + quantization
-// (floorUs, bytesPerElem) over the fitted (held false) or held-out rows.
-func quantMAPE(rows []quantFitRow, hbmGBps, floorUs, bytesPerElem float64, held bool) (mape, bias float64) {
+// rowUs prices row q with path p on device model r.
+func rowUs(r roofline.Roofline, p roofline.FP8QuantPath, q quantFitRow) float64 {
+	return r.RowUs(p, q.gemmUs, q.tokens, q.elems/q.tokens)
+}
+
+// fitEagerFP8Quant fits an eager path's host time, unaligned host time
+// (only where p stores one), floor and bytes per element by Nelder-Mead
+// on the relative error of the rows not held out, from a start that is
+// none of the stored values (100 us host, 10 us unaligned, 10 us floor,
+// 10 bytes an element), every term kept non-negative.
+func fitEagerFP8Quant(r roofline.Roofline, rows []quantFitRow, p roofline.FP8QuantPath) roofline.FP8QuantPath {
+	with := func(x []float64) roofline.FP8QuantPath {
+		q := p
+		q.HostUs, q.FloorUs, q.BytesPerElem, q.UnalignedHostUs = x[0], x[1], x[2], 0
+		if p.UnalignedHostUs > 0 {
+			q.UnalignedHostUs = x[3]
+		}
+		return q
+	}
+	obj := func(x []float64) float64 {
+		for _, v := range x {
+			if v < 0 {
+				return math.Inf(1)
+			}
+		}
+		q := with(x)
+		s := 0.0
+		for i, row := range rows {
+			if i%5 == 4 {
+				continue
+			}
+			e := (rowUs(r, q, row) - row.measuredUs) / row.measuredUs
+			s += e * e
+		}
+		return s
+	}
+	x := []float64{100, 10, 10, 10}
+	for range 3 { // restarts from the best point
+		x = nelderMead(obj, x, []float64{20, 5, 5, 5}, 600)
+	}
+	return with(x)
+}
+
+// quantMAPE is the MAPE (and bias), in percent, of path p over the fitted
+// (held false) or held-out rows.
+func quantMAPE(r roofline.Roofline, rows []quantFitRow, p roofline.FP8QuantPath, held bool) (mape, bias float64) {
 	n := 0
-	for i, r := range rows {
+	for i, q := range rows {
 		if (i%5 == 4) != held {
 			continue
 		}
-		e := (r.gemmUs + floorUs + r.elems*bytesPerElem/(hbmGBps*1e3) - r.measuredUs) / r.measuredUs * 100
+		e := (rowUs(r, p, q) - q.measuredUs) / q.measuredUs * 100
 		mape += math.Abs(e)
 		bias += e
 		n++
@@ -81,46 +132,71 @@ func quantMAPE(rows []quantFitRow, hbmGBps, floorUs, bytesPerElem float64, held 
 	return mape / float64(n), bias / float64(n)
 }
 
+// drifted says a refitted constant is off its stored value by more than
+// 3% (and more than 0.5 of its unit, for constants near zero).
+func drifted(fit, stored float64) bool {
+	return math.Abs(fit-stored) > math.Max(0.03*math.Abs(stored), 0.5)
+}
+
 // The activation-quantization terms of AIConfigurator's FP8 gemm rows
-// (roofline/fp8quant.go) are what a least-squares fit on H100 rows gives,
-// with every fifth row held out: the fit reproduces each stored constant
-// within 1%, and on the held-out rows the GEMM + quantization prices the
-// 0.14.0 rows (in testdata) within issue 31's 10% per kernel source. The
-// 0.24.0 rows (FTK_AICONFIGURATOR only) are not within it (20%); there the
-// term must still beat the GEMM alone and leave a bias within 10%.
+// (roofline/fp8quant.go) are what a fit on the rows gives, every fifth row
+// held out: least squares for the graphed paths, Nelder-Mead for the
+// eager ones (host time, floor, bytes); the fit reproduces each stored
+// constant within 3% (1% for the least-squares ones), and on the held-out
+// rows GEMM + quantization (+ host) prices each path within issue 31's
+// target for its device (10% H100, 15% B200), except vLLM 0.24.0's
+// CUTLASS per-tensor rows (20%), where the term must still beat the GEMM
+// alone and, on the device it is fitted on, leave a bias within 10%. A
+// path without a device is fitted on H100 and checked on every device the
+// testdata has.
 func TestFP8QuantPathsRefit(t *testing.T) {
-	h100, err := spec.LookupDevice("h100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := os.Getenv("FTK_AICONFIGURATOR")
 	for _, p := range roofline.FP8QuantPaths() {
-		dir := filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm")
-		if p.Table != "0.14.0" {
-			if full == "" {
-				t.Logf("%s %s %s: FTK_AICONFIGURATOR not set, not refitted", p.Table, p.Dtype, p.KernelSource)
-				continue
+		devs := []string{p.Device}
+		if p.Device == "" {
+			devs = []string{"h100", "b200"}
+		}
+		for i, dev := range devs {
+			d, err := spec.LookupDevice(dev)
+			if err != nil {
+				t.Fatal(err)
 			}
-			dir = filepath.Join(full, "h100_sxm")
-		}
-		rows := fp8QuantRows(t, dir, p.Table, h100, p)
-		if len(rows) < 100 {
-			t.Fatalf("%s %s %s: %d rows", p.Table, p.Dtype, p.KernelSource, len(rows))
-		}
-		floor, bpe := fitFP8Quant(rows, h100.HBMGBps)
-		if math.Abs(floor/p.FloorUs-1) > 0.01 || math.Abs(bpe/p.BytesPerElem-1) > 0.01 {
-			t.Errorf("%s %s %s: refit floor %.2f us, %.2f bytes/element; stored %.2f, %.2f", p.Table, p.Dtype, p.KernelSource, floor, bpe, p.FloorUs, p.BytesPerElem)
-		}
-		fm, fb := quantMAPE(rows, h100.HBMGBps, p.FloorUs, p.BytesPerElem, false)
-		hm, hb := quantMAPE(rows, h100.HBMGBps, p.FloorUs, p.BytesPerElem, true)
-		gm, gb := quantMAPE(rows, h100.HBMGBps, 0, 0, true)
-		t.Logf("%s %s %s: %d rows; refit %.2f us + %.2f B/element; fitted %.1f%% (%+.1f%%), held out %.1f%% (%+.1f%%); GEMM alone held out %.1f%% (%+.1f%%)",
-			p.Table, p.Dtype, p.KernelSource, len(rows), floor, bpe, fm, fb, hm, hb, gm, gb)
-		if p.Table == "0.14.0" && hm > 10 {
-			t.Errorf("%s %s %s: held-out MAPE %.1f%% over 10%%", p.Table, p.Dtype, p.KernelSource, hm)
-		}
-		if hm >= gm || math.Abs(hb) > 10 {
-			t.Errorf("%s %s %s: held out, %.1f%% MAPE (%+.1f%% bias) with the term, %.1f%% without: want less than without and the bias within 10%%", p.Table, p.Dtype, p.KernelSource, hm, hb, gm)
+			r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true}
+			rows := fp8QuantRows(t, fp8QuantDir(p.Table, dev), p.Table, d, p)
+			name := p.Table + " " + p.Dtype + " " + p.KernelSource + " " + dev
+			if len(rows) < 100 {
+				t.Fatalf("%s: %d rows", name, len(rows))
+			}
+			if i == 0 {
+				if p.HostUs == 0 {
+					floor, bpe := fitFP8Quant(rows, d.HBMGBps)
+					if math.Abs(floor/p.FloorUs-1) > 0.01 || math.Abs(bpe/p.BytesPerElem-1) > 0.01 {
+						t.Errorf("%s: refit floor %.2f us, %.2f bytes/element; stored %.2f, %.2f", name, floor, bpe, p.FloorUs, p.BytesPerElem)
+					}
+				} else {
+					f := fitEagerFP8Quant(r, rows, p)
+					t.Logf("%s: refit host %.2f us (+%.2f unaligned), floor %.2f us, %.2f bytes/element", name, f.HostUs, f.UnalignedHostUs, f.FloorUs, f.BytesPerElem)
+					if drifted(f.HostUs, p.HostUs) || drifted(f.UnalignedHostUs, p.UnalignedHostUs) || drifted(f.FloorUs, p.FloorUs) || drifted(f.BytesPerElem, p.BytesPerElem) {
+						t.Errorf("%s: refit host %.2f us (+%.2f), floor %.2f us, %.2f bytes/element; stored %.2f (+%.2f), %.2f, %.2f",
+							name, f.HostUs, f.UnalignedHostUs, f.FloorUs, f.BytesPerElem, p.HostUs, p.UnalignedHostUs, p.FloorUs, p.BytesPerElem)
+					}
+				}
+			}
+			fm, fb := quantMAPE(r, rows, p, false)
+			hm, hb := quantMAPE(r, rows, p, true)
+			gm, gb := quantMAPE(r, rows, roofline.FP8QuantPath{}, true)
+			t.Logf("%s: %d rows; fitted %.1f%% (%+.1f%%), held out %.1f%% (%+.1f%%); GEMM alone held out %.1f%% (%+.1f%%)",
+				name, len(rows), fm, fb, hm, hb, gm, gb)
+			bound := 10.0
+			if dev == "b200" {
+				bound = 15
+			}
+			if p.Table == "0.24.0" && p.Dtype == "fp8" {
+				if hm >= gm || (i == 0 && math.Abs(hb) > 10) {
+					t.Errorf("%s: held out, %.1f%% MAPE (%+.1f%% bias) with the term, %.1f%% without: want less than without and the bias within 10%%", name, hm, hb, gm)
+				}
+			} else if hm > bound {
+				t.Errorf("%s: held-out MAPE %.1f%% over %.0f%%", name, hm, bound)
+			}
 		}
 	}
 }

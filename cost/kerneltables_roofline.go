@@ -29,7 +29,8 @@ type KernelError struct {
 // in BF16 or FP8 (fp8, fp8_block) on FP8 tensor cores, plus, for the FP8
 // rows whose collector's activation quantization is known
 // (roofline.LookupFP8QuantPath), that quantization, which the rows time
-// with the GEMM; an attention
+// with the GEMM, and for rows timed eagerly the host's call
+// (roofline.Roofline.RowUs); an attention
 // row is priced by AttentionRowMs; a balanced moe row is the
 // fused-MoE layer as the simulator splits it, moe_shuffling (the
 // alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens;
@@ -69,8 +70,8 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 		if !fp8 {
 			ms = BF16GEMMRowMs(r, &g)
 		}
-		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource); ok && fp8 {
-			ms += r.QuantUs(q, float64(g.M), float64(g.K)) / 1e3
+		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource, d.Name); ok && fp8 {
+			ms = r.RowUs(q, ms*1e3, float64(g.M), float64(g.K)) / 1e3
 		}
 		add(t.Name, g.Dtype, g.KernelSource, g.LatencyMs, ms)
 	}

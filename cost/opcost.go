@@ -83,7 +83,7 @@ type OpCostModel struct {
 	host     *hostModel
 	gating   []runresult.GatingChoice
 	matched  map[string]string
-	x        [2]float64
+	x        [3]float64
 	scratch  memoEntry
 	// split holds a step's attention batch when it has multi-token
 	// decodes (BatchShape.attentionSplit).
@@ -320,6 +320,9 @@ func (cm *OpCostModel) price(p *pricedOp, x []float64) (ms float64, extrapolated
 	if p.pred == nil {
 		return cm.roof.TimeMs(&p.op, x, cm.measurement) * cm.scale[p.comp], false
 	}
+	if p.op.Name == spec.OpAttnPrefill && len(x) > roofline.PrefillSeqsFeature {
+		x = x[:roofline.PrefillSeqsFeature] // fitted predictors read (context, chunk) only
+	}
 	var before int64
 	if p.extrap != nil {
 		before = p.extrap.Extrapolated()
@@ -387,17 +390,29 @@ func (g *opGroup) countExtrap(mask uint64) {
 }
 
 // attention adds the time of an attention group for features (a, b).
-func (cm *OpCostModel) attention(g *opGroup, a, b float64, c *StepCost) {
-	cm.x[0], cm.x[1] = a, b
+func (cm *OpCostModel) attention(g *opGroup, a, b, seqs float64, c *StepCost) {
+	x := cm.attentionFeatures(a, b, seqs)
 	for i := range g.ops {
 		p := &g.ops[i]
-		ms, ex := cm.price(p, cm.x[:2])
+		ms, ex := cm.price(p, x)
 		c.Ms[p.comp] += ms * p.count
 		if ex {
 			g.extrap[i]++
 		}
 	}
 	c.Kernels += g.kernels
+}
+
+// attentionFeatures returns the features of an attention op: (a, b), and
+// for a prefill the sequences its equivalent chunk stands for
+// (roofline.PrefillSeqsFeature; seqs 0: a decode).
+func (cm *OpCostModel) attentionFeatures(a, b, seqs float64) []float64 {
+	cm.x[0], cm.x[1] = a, b
+	if seqs > 0 {
+		cm.x[roofline.PrefillSeqsFeature] = seqs
+		return cm.x[:roofline.PrefillSeqsFeature+1]
+	}
+	return cm.x[:2]
 }
 
 // StageCost implements CostModel. Attention features come from spec's batch
@@ -482,14 +497,14 @@ func (cm *OpCostModel) stageCost(b *BatchShape, stage, tokens int, graphable boo
 	if len(chunks) > 0 {
 		st.prefillSteps++
 		kv, chunk := spec.PrefillEquivalent(chunks, contexts)
-		cm.attention(&st.prefill, kv, chunk, c)
+		cm.attention(&st.prefill, kv, chunk, float64(len(chunks)), c)
 	}
 	if len(decodes) > 0 {
 		st.decodeSteps++
 		n, kv := spec.DecodeEquivalent(decodes)
 		st.decodeSeqSum += n
 		st.decodeCtxSum += kv
-		cm.attention(&st.decode, n, kv, c)
+		cm.attention(&st.decode, n, kv, 0, c)
 	}
 	if len(b.DecodeQueries) > 0 {
 		cm.verifyAttentionFloor(st, b, attnBase, c)
@@ -543,7 +558,7 @@ func (cm *OpCostModel) localAttention(st *stageModel, chunks, contexts, decodes 
 		}
 		if sq > 0 {
 			chunk := math.Sqrt(sq)
-			cm.attention(&st.prefillLocal, ck/chunk, chunk, c)
+			cm.attention(&st.prefillLocal, ck/chunk, chunk, float64(len(chunks)), c)
 		}
 	}
 	if len(decodes) > 0 && len(st.decodeLocal.ops) > 0 {
@@ -552,7 +567,7 @@ func (cm *OpCostModel) localAttention(st *stageModel, chunks, contexts, decodes 
 			sum += float64(min(k, w))
 		}
 		n := float64(len(decodes))
-		cm.attention(&st.decodeLocal, n, sum/n, c)
+		cm.attention(&st.decodeLocal, n, sum/n, 0, c)
 	}
 }
 
@@ -564,21 +579,21 @@ func (cm *OpCostModel) localAttention(st *stageModel, chunks, contexts, decodes 
 // can price it below that.
 func (cm *OpCostModel) verifyAttentionFloor(st *stageModel, b *BatchShape, base float64, c *StepCost) {
 	var floor float64
-	price := func(g *opGroup, a, bb float64) {
-		cm.x[0], cm.x[1] = a, bb
+	price := func(g *opGroup, a, bb, seqs float64) {
+		x := cm.attentionFeatures(a, bb, seqs)
 		for i := range g.ops {
 			p := &g.ops[i]
 			if p.comp == CompAttention {
-				ms, _ := cm.price(p, cm.x[:2])
+				ms, _ := cm.price(p, x)
 				floor += ms * p.count
 			}
 		}
 	}
 	if len(b.PrefillChunks) > 0 {
 		kv, chunk := spec.PrefillEquivalent(b.PrefillChunks, b.PrefillContexts)
-		price(&st.prefill, kv, chunk)
+		price(&st.prefill, kv, chunk, float64(len(b.PrefillChunks)))
 	}
 	n, kv := spec.DecodeEquivalent(b.DecodeContexts)
-	price(&st.decode, n, kv)
+	price(&st.decode, n, kv, 0)
 	c.Ms[CompAttention] = max(c.Ms[CompAttention], base+floor)
 }

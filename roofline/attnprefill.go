@@ -115,13 +115,8 @@ type prefillPlan struct {
 // flashInferPlan returns the plan of the causal paged prefill of o for
 // x = (context, chunk[, sequences]) on a device of sms SMs.
 func flashInferPlan(o *spec.Op, x []float64, sms int) prefillPlan {
-	p := prefillPlan{seqs: 1}
-	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
-		p.seqs = int(math.Round(x[PrefillSeqsFeature]))
-	}
-	// Equal sequences of the equivalent chunk: sum c_i^2 = chunk^2.
-	p.q = max(int(math.Round(x[1]/math.Sqrt(float64(p.seqs)))), 1)
-	p.ctx = max(int(math.Round(x[0])), 0)
+	seqs, q, ctx := prefillShape(x) // equal sequences of the equivalent chunk
+	p := prefillPlan{seqs: int(seqs), q: int(q), ctx: int(ctx)}
 	kvHeads := max(o.KVHeads, 1)
 	group := max(o.QHeads/kvHeads, 1)
 	p.tileQ = flashInferCTATileQ(p.q * group)

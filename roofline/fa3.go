@@ -41,7 +41,11 @@ import (
 // runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8) scaled by
 // head dim / 128, plus PrefillCTAUs per CTA; the work spread over the SMs
 // plus PrefillTail of the longest CTA (the last wave's imbalance), or the
-// HBM roof, over a floor.
+// HBM roof, over a floor. A grid of few CTAs (few query tokens over long
+// cached keys: one token over 100,000 cached ones is 8 CTAs of Llama-3.1-8B)
+// splits each CTA's keys as FA3's scheduler does (fa3Splits), so its
+// longest CTA walks a split's keys, not all of them, and a combine kernel
+// (CombineUs, fitted on the 370 context rows that split) merges them.
 type FA3 struct {
 	// MemEff is the fraction of the HBM bandwidth the kernels reach
 	// (fitted on the decode rows; the prefill rows seldom reach it).
@@ -53,6 +57,9 @@ type FA3 struct {
 	PrefillFloorUs                        float64
 	PrefillIterUs, PrefillIterUsFP8       float64
 	PrefillCTAUs, PrefillTail             float64
+	// CombineUs is flash_fwd_combine's time beside its bytes, when a
+	// prefill splits its keys.
+	CombineUs float64
 }
 
 // fa3TileRows and fa3TileKeys are the CTA tile of FA3 at head dim 128: 128
@@ -68,7 +75,7 @@ const fa3TileRows, fa3TileKeys = 128, 128
 var hopperFA3 = FA3{
 	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
 	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
-	PrefillFloorUs: 5.13, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.821, PrefillCTAUs: 3.235, PrefillTail: 0.865,
+	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.826, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -90,30 +97,118 @@ func (f *FA3) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 // prefillUs is the kernel time, in microseconds, of the causal prefill o
 // for x = (context, chunk[, sequences]) (PrefillSeqsFeature: the sequences
 // the equivalent chunk stands for) on sms SMs with hbmGBps of HBM
-// bandwidth.
+// bandwidth. A grid too small to fill the SMs splits its keys
+// (fa3Splits): each split is a CTA of its own, the longest CTA shortens,
+// and a combine kernel merges the splits' partial outputs.
 func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float64 {
-	seqs := 1.0
-	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
-		seqs = math.Round(x[PrefillSeqsFeature])
-	}
-	q := math.Max(math.Round(x[1]/math.Sqrt(seqs)), 1)
-	ctx := math.Max(math.Round(x[0]), 0)
+	seqs, q, ctx := prefillShape(x)
 	kvHeads := float64(max(o.KVHeads, 1))
 	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1))
 	tiles := math.Ceil(q * group / fa3TileRows)
 	// Key blocks each tile iterates over: to the causal end of its last row.
 	blocks := fa3CausalBlocks(tiles, q, ctx, group)
+	keyBlocks := math.Ceil((ctx + q) / fa3TileKeys)
+	splits := fa3Splits(seqs, tiles, keyBlocks, kvHeads, sms, fa3MaxSplits(seqs*q))
 	iter := f.PrefillIterUs
 	if o.ElemBytes == 1 {
 		iter = f.PrefillIterUsFP8
 	}
 	iter *= float64(o.HeadDim) / 128
-	longest := math.Ceil((ctx+q)/fa3TileKeys)*iter + f.PrefillCTAUs
-	computeUs := seqs*kvHeads*(blocks*iter+tiles*f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
+	longest := math.Ceil(keyBlocks/splits)*iter + f.PrefillCTAUs
+	computeUs := seqs*kvHeads*(blocks*iter+splits*tiles*f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
-	return f.PrefillFloorUs + math.Max(computeUs, memUs)
+	us := f.PrefillFloorUs + math.Max(computeUs, memUs)
+	if splits > 1 {
+		// flash_fwd_combine: each split's FP32 partial output written and
+		// read back.
+		partial := 2 * seqs * q * qd * splits * fa3PartialBytes
+		us += f.CombineUs + partial/(hbmGBps*1e3*f.MemEff)
+	}
+	return us
+}
+
+// prefillShape returns the equal sequences x = (context, chunk[,
+// sequences]) stands for: seqs sequences of q new tokens over ctx cached
+// ones, whose spec.PrefillEquivalent is (context, chunk): chunk = q x
+// sqrt(seqs), context = ctx x sqrt(seqs).
+func prefillShape(x []float64) (seqs, q, ctx float64) {
+	seqs = 1
+	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
+		seqs = math.Round(x[PrefillSeqsFeature])
+	}
+	r := math.Sqrt(seqs)
+	return seqs, math.Max(math.Round(x[1]/r), 1), math.Max(math.Round(x[0]/r), 0)
+}
+
+// fa3PartialBytes is one element of a split's partial output (FP32).
+const fa3PartialBytes = 4
+
+// fa3MaxSplits is the bound on the key splits vLLM gives FA3 for a step of
+// tokens query tokens: with CUDA graphs on (FULL_AND_PIECEWISE, the
+// default from v0.11) its FlashAttention metadata builder passes
+// flash_attn_max_num_splits_for_cuda_graph (32: vllm-project/vllm PR
+// #25495, September 2025) when the step's tokens are within the largest
+// capture size (512 by default), else 0, and FA3 bounds the split by its
+// own heuristic (vllm/v1/attention/backends/flash_attn.py,
+// FlashAttentionMetadataBuilder.build). 0: FA3's heuristic.
+func fa3MaxSplits(tokens float64) int {
+	if tokens <= fa3MaxCaptureTokens {
+		return 32
+	}
+	return 0
+}
+
+// fa3MaxCaptureTokens is vLLM's largest CUDA-graph capture size by
+// default (max_num_seqs 256 x 2, at most 512: vllm/config/vllm.py).
+const fa3MaxCaptureTokens = 512
+
+// fa3Splits is how many ways FA3 splits the keys of each (sequence, KV
+// head, query tile) of seqs sequences of tiles query tiles over keyBlocks
+// key blocks, kvHeads KV heads, on sms SMs, bounded by maxSplits (0: FA3's
+// own bound). Read from vllm-project/flash-attention (hopper/heuristics.h
+// num_splits_heuristic, hopper/flash_api.cpp get_num_splits,
+// hopper/flash_prepare_scheduler.cu prepare_varlen_num_blocks_kernel):
+// the bound, when vLLM gives none, assumes one sequence (varlen) and is 1
+// for a causal grid of at least 0.8 of the SMs or at most 4 key blocks,
+// else the fewest splits reaching 85% of the best wave efficiency (at
+// most 128, the SMs, the key blocks); each sequence then takes
+// ceil(keyBlocks / blocks a SM), blocks a SM = ceil(all tiles' key blocks
+// x 1.1 x KV heads / SMs), within the bound.
+func fa3Splits(seqs, tiles, keyBlocks, kvHeads float64, sms, maxSplits int) float64 {
+	static := maxSplits
+	if static <= 0 {
+		static = fa3SplitHeuristic(int(kvHeads*tiles), sms, int(keyBlocks))
+	}
+	if static <= 1 {
+		return 1
+	}
+	perSM := math.Ceil(seqs * tiles * keyBlocks * 1.1 * kvHeads / float64(sms))
+	return math.Max(math.Min(math.Ceil(keyBlocks/perSM), float64(static)), 1)
+}
+
+// fa3SplitHeuristic is FA3's num_splits_heuristic for a causal grid of
+// mblocks CTAs over nBlocks key blocks on sms SMs (max_splits 128).
+func fa3SplitHeuristic(mblocks, sms, nBlocks int) int {
+	if float64(mblocks) >= 0.8*float64(sms) || nBlocks <= 4 {
+		return 1
+	}
+	most := min(128, sms, nBlocks)
+	eff := func(s int) float64 {
+		waves := float64(mblocks*s) / float64(sms)
+		return waves / math.Ceil(waves)
+	}
+	best := 0.0
+	for s := 1; s <= most; s++ {
+		best = math.Max(best, eff(s))
+	}
+	for s := 1; s <= most; s++ {
+		if eff(s) >= 0.85*best {
+			return s
+		}
+	}
+	return 1
 }
 
 // fa3ExactTiles is how many tiles fa3CausalBlocks sums one by one; past
