@@ -136,8 +136,13 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 // simulator's own op) and runs the attention kernel. A context row of
 // batch b x ISL s is attn_prefill at spec's equivalent sequence (context 0,
 // chunk sqrt(b) x s) standing for b sequences (roofline.PrefillSeqsFeature);
-// a generation row is attn_decode at (batch, KV length - 1).
+// a generation row is attn_decode at (batch, KV length - 1). The row's
+// kernel source names the attention kernel (roofline.AttentionKernel),
+// and its KV cache is warm (roofline.Roofline.WarmKV): the collector
+// replays the layer back to back.
 func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float64 {
+	r.WarmKV = true
+	r.Kernels.Attention = roofline.AttentionKernel(a.KernelSource)
 	o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
 	var x []float64
 	tokens := float64(a.Batch)

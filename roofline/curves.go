@@ -43,12 +43,13 @@ func archCurves(arch string) Curves {
 		c := hopperCurves
 		c.Class[ClassMoEGEMM].DefaultTileSMTFLOPS = 0
 		c.CustomAllReduce = blackwellCustomAllReduce // customar.go
-		// vLLM runs FlashInfer's TRT-LLM attention kernels (or FA4) on
-		// Blackwell, not FlashAttention-3 (fa3.go).
+		// vLLM runs FlashInfer's TRT-LLM attention kernels on Blackwell
+		// (trtllmattn.go), not FlashAttention-3 (fa3.go).
 		c.FA3 = nil
 		// Not yet checked against Blackwell's tables: the GEMM class's
 		// curve (cublas.go).
 		c.CuBLAS = nil
+		c.TRTLLM = &blackwellTRTLLM
 		return c
 	}
 	return hopperCurves

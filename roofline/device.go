@@ -18,7 +18,17 @@ type Device struct {
 
 // NewDevice builds the cost model's view of device record d.
 func NewDevice(d *spec.Device) *Device {
-	return &Device{Device: *d, Curves: archCurves(d.Arch), clockScale: clockScaleOf(d), eraMoEConfigs: indexEraMoEConfigs(d.VLLMMoEConfigs)}
+	dev := &Device{Device: *d, Curves: archCurves(d.Arch), clockScale: clockScaleOf(d), eraMoEConfigs: indexEraMoEConfigs(d.VLLMMoEConfigs)}
+	if d.Arch == spec.ArchBlackwell && !d.NVLink {
+		// The Blackwell cards without NVLink in the catalog (RTX PRO
+		// 6000) are sm_120 parts, where FlashInfer has TRT-LLM decode
+		// kernels only (vllm/utils/flashinfer.py,
+		// supports_trtllm_attention) and vLLM does not take them by
+		// default: their attention keeps the attention classes'
+		// curves, not the B200's TRT-LLM terms (trtllmattn.go).
+		dev.Curves.TRTLLM = nil
+	}
+	return dev
 }
 
 // LookupDevice resolves a catalog device name (spec.LookupDevice) and

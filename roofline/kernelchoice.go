@@ -1,6 +1,10 @@
 package roofline
 
-import "github.com/ftk-dev/ftk/spec"
+import (
+	"strings"
+
+	"github.com/ftk-dev/ftk/spec"
+)
 
 // Kernels names the kernel vLLM runs for each op family whose price
 // depends on which kernel it picks (by vLLM version, device and dtype), as
@@ -18,12 +22,35 @@ type Kernels struct {
 	// KernelFLinear, priced as cuBLAS runs it (cublas.go) where the
 	// device's curves have the terms; empty: the GEMM class's curve.
 	BF16GEMM string
+	// Attention is the attention kernel family: AttentionTRTLLM
+	// (FlashInfer's TRT-LLM kernels, vllm_flashinfer_trtllm*),
+	// AttentionTriton (vLLM's Triton unified attention,
+	// vllm_triton_attn); empty: the device's default.
+	Attention string
 }
 
 // KernelFLinear is vLLM's unquantized GEMM, torch.nn.functional.linear
 // (cuBLAS), as AIConfigurator's vLLM 0.24.0 gemm table names it (its
 // vLLM 0.14.0 table names every row vllm_default).
 const KernelFLinear = "torch.nn.functional.linear"
+
+// The attention kernels Kernels.Attention names.
+const (
+	AttentionTRTLLM = "trtllm"
+	AttentionTriton = "triton"
+)
+
+// AttentionKernel returns the attention kernel family an AIConfigurator
+// kernel_source names ("" for others: the device's default).
+func AttentionKernel(kernelSource string) string {
+	switch {
+	case strings.HasPrefix(kernelSource, "vllm_flashinfer_trtllm"):
+		return AttentionTRTLLM
+	case kernelSource == "vllm_triton_attn":
+		return AttentionTriton
+	}
+	return ""
+}
 
 // KernelsFor returns the kernels vLLM version vllmVersion ("" : not
 // given) picks on a device of architecture arch (spec.Device.Arch). Each

@@ -245,6 +245,10 @@ type Curves struct {
 	// FA3 prices attention prefill and decode as FlashAttention-3 runs
 	// them (fa3.go); nil: the attention classes' curves.
 	FA3 *FA3
+	// TRTLLM prices attention prefill and decode as FlashInfer's TRT-LLM
+	// kernels run them (trtllmattn.go); nil: FA3 or the attention
+	// classes' curves.
+	TRTLLM *TRTLLMAttn
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

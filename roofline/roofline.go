@@ -64,6 +64,25 @@ type Roofline struct {
 	// Kernels names the kernels vLLM runs where the price depends on
 	// which one it picks (kernelchoice.go); zero: the device's defaults.
 	Kernels Kernels
+	// WarmKV says each attention op reads a KV cache still in the L2
+	// from the op before, as in a benchmark that replays one layer back
+	// to back (AIConfigurator's attention rows); a served step reads
+	// each layer's KV from HBM. Only the TRT-LLM terms use it
+	// (trtllmattn.go).
+	WarmKV bool
+}
+
+// trtllm returns the TRT-LLM attention terms attention is priced with,
+// nil when the device has none, the backend is not vLLM's FLASHINFER or
+// another kernel is named (Kernels.Attention).
+func (r Roofline) trtllm() *TRTLLMAttn {
+	if r.AttentionBackend != "" && r.AttentionBackend != "FLASHINFER" {
+		return nil
+	}
+	if r.Kernels.Attention != "" && r.Kernels.Attention != AttentionTRTLLM {
+		return nil
+	}
+	return r.Device.Curves.TRTLLM
 }
 
 // fa3 returns the FlashAttention-3 terms attention is priced with, nil
@@ -121,6 +140,16 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	}
 	if r.cuBLASGEMM(o) && len(x) > 0 {
 		return (r.cuBLASUs(o, x[0]) + qkNormUs) / 1e3 // cublas.go
+	}
+	if t := r.trtllm(); t != nil && d.SMs > 0 && len(x) > 1 {
+		switch o.Name {
+		case spec.OpAttnDecode:
+			return t.decodeUs(o, x, d.SMs, d.HBMGBps, r.WarmKV) / 1e3 // trtllmattn.go
+		case spec.OpAttnPrefill:
+			if us, ok := t.prefillUs(o, x, d.SMs, d.HBMGBps, r.WarmKV); ok {
+				return us / 1e3
+			}
+		}
 	}
 	if o.Name == spec.OpAttnPrefill && c.IterUs > 0 && d.SMs > 0 && len(x) > 1 {
 		return flashInferPrefillUs(o, x, c, d.SMs, d.HBMGBps) / 1e3 // attnprefill.go
