@@ -52,9 +52,8 @@ import (
 // the rows show beside the tiles (PrefillTokenKVNs a token and KV head:
 // the KV-cache write into FlashInfer's HND cache and the tiles' per-row
 // work cannot be told apart in them), or the memory time, over a floor.
-// The engine's equivalent prefill (x[1] the chunk of PrefillSeqsFeature
-// sequences) is taken as that many sequences of x[1] / sqrt(sequences)
-// tokens, as in fa3.go.
+// The engine's equivalent prefill of PrefillSeqsFeature sequences is read
+// as that many equal sequences (prefillShape, fa3.go).
 type TRTLLMAttn struct {
 	DecodeFloorUs, MemEff, MemLatencyUs float64
 	L2GBps, WarmKVMB                    float64
@@ -88,6 +87,24 @@ var blackwellTRTLLM = TRTLLMAttn{
 // x = (batch, cached tokens) on sms SMs with hbmGBps of HBM bandwidth;
 // warm: the layer's KV is still in the L2 from the replay before.
 func (a *TRTLLMAttn) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64, warm bool) float64 {
+	return a.decodeQUs(o, x, 1, sms, hbmGBps, warm)
+}
+
+// trtllmDecodeMaxQ is the most query tokens a sequence priced as a
+// decode: vLLM's FlashInfer backend classes a request of one token a
+// decode (reorder_batch_threshold 1), and with speculative decoding of K
+// draft tokens one of up to 1 + K, which the TRT-LLM decode kernel runs
+// with the tokens' query rows packed with the group's
+// (vllm/v1/attention/backends/flashinfer.py; vllm/utils/flashinfer.py,
+// use_trtllm_attention: has_spec). A short chunk of a plain prefill runs
+// the prefill kernel in vLLM; it is priced as a decode here too (a
+// stated approximation: the prefill terms are not fitted on chunks over
+// a cached prefix).
+const trtllmDecodeMaxQ = 8
+
+// decodeQUs is decodeUs for q query tokens a sequence, packed with the
+// group's query heads in the sequence's CTAs.
+func (a *TRTLLMAttn) decodeQUs(o *spec.Op, x []float64, q float64, sms int, hbmGBps float64, warm bool) float64 {
 	b, kvLen := math.Max(x[0], 1), math.Max(x[1], 0)+1
 	_, bytes := o.Work(x)
 	memUs := a.MemLatencyUs + bytes/(hbmGBps*1e3*a.MemEff)
@@ -95,7 +112,7 @@ func (a *TRTLLMAttn) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64,
 		memUs = bytes / (a.L2GBps * 1e3)
 	}
 	kvHeads := float64(max(o.KVHeads, 1))
-	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1))
+	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1)) * math.Max(q, 1)
 	ctas := b * kvHeads
 	n := float64(sms)
 	splits := 1.0
@@ -120,19 +137,13 @@ func (a *TRTLLMAttn) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64,
 // prefillUs is the kernel time, in microseconds, of the causal prefill o
 // for x = (context, chunk[, sequences]); ok false: not priced here.
 func (a *TRTLLMAttn) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64, warm bool) (us float64, ok bool) {
-	seqs := 1.0
-	if len(x) > PrefillSeqsFeature && x[PrefillSeqsFeature] > 1 {
-		seqs = math.Round(x[PrefillSeqsFeature])
-	}
-	q := x[1] / math.Sqrt(seqs)
-	if q <= 1.5 {
-		// One query token a sequence: vLLM runs it as a decode.
+	seqs, q, ctx := prefillShape(x) // fa3.go
+	if q <= trtllmDecodeMaxQ {
+		// Few query tokens a sequence: the decode kernel (above).
 		d := *o
 		d.Name = spec.OpAttnDecode
-		return a.decodeUs(&d, []float64{seqs, math.Max(x[0], 0)}, sms, hbmGBps, warm), true
+		return a.decodeQUs(&d, []float64{seqs, ctx + q - 1}, q, sms, hbmGBps, warm), true
 	}
-	ctx := math.Max(math.Round(x[0]), 0)
-	q = math.Max(math.Round(q), 1)
 	heads := float64(max(o.QHeads, 1))
 	tiles := math.Ceil(q / trtllmKVStep)
 	blocks := fa3CausalBlocks(tiles, q, ctx, 1)
