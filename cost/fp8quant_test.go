@@ -24,20 +24,23 @@ func fp8QuantDir(version, device string) string {
 
 // fp8QuantRows returns the rows of the gemm table of device d (vLLM
 // version v, database dir) priced by path p, with their GEMM priced by the
-// device model.
-func fp8QuantRows(t *testing.T, dir, v string, d *spec.Device, p roofline.FP8QuantPath) []quantFitRow {
+// device model; tables caches the tables read.
+func fp8QuantRows(t *testing.T, tables map[string]*kerneldb.Table, dir, v string, d *spec.Device, p roofline.FP8QuantPath) []quantFitRow {
 	t.Helper()
-	db, err := kerneldb.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := db.Resolve("gemm_perf", v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := kerneldb.ReadTable(res.Path)
-	if err != nil {
-		t.Fatal(err)
+	tb := tables[dir+"\x00"+v]
+	if tb == nil {
+		db, err := kerneldb.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.Resolve("gemm_perf", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb, err = kerneldb.ReadTable(res.Path); err != nil {
+			t.Fatal(err)
+		}
+		tables[dir+"\x00"+v] = tb
 	}
 	r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true}
 	var rows []quantFitRow
@@ -51,26 +54,47 @@ func fp8QuantRows(t *testing.T, dir, v string, d *spec.Device, p roofline.FP8Qua
 	return rows
 }
 
-// fitFP8Quant fits floor (us) and bytes per element (at hbmGBps) to the
-// measured time less the GEMM's, least squares of the relative error, on
-// the rows not held out (every fifth, in file order, is).
-func fitFP8Quant(rows []quantFitRow, hbmGBps float64) (floorUs, bytesPerElem float64) {
-	var a00, a01, a11, b0, b1 float64
+// fitFP8Quant fits floor (us), bytes per element (at hbmGBps) and, with
+// perToken, a time per token (us) to the measured time less the GEMM's,
+// least squares of the relative error, on the rows not held out (every
+// fifth, in file order, is).
+func fitFP8Quant(rows []quantFitRow, hbmGBps float64, perToken bool) (floorUs, bytesPerElem, tokenUs float64) {
+	n := 2
+	if perToken {
+		n = 3
+	}
+	var a [3][4]float64 // normal equations, augmented
 	for i, r := range rows {
 		if i%5 == 4 {
 			continue
 		}
-		x1 := r.elems / (hbmGBps * 1e3)
+		x := [3]float64{1, r.elems / (hbmGBps * 1e3), r.tokens}
 		w := 1 / (r.measuredUs * r.measuredUs)
 		y := r.measuredUs - r.gemmUs
-		a00 += w
-		a01 += w * x1
-		a11 += w * x1 * x1
-		b0 += w * y
-		b1 += w * x1 * y
+		for j := range n {
+			for l := range n {
+				a[j][l] += w * x[j] * x[l]
+			}
+			a[j][3] += w * x[j] * y
+		}
 	}
-	det := a00*a11 - a01*a01
-	return (b0*a11 - b1*a01) / det, (a00*b1 - a01*b0) / det
+	// Gauss-Jordan elimination (the matrix is symmetric positive definite).
+	for j := range n {
+		for l := range n {
+			if l == j {
+				continue
+			}
+			f := a[l][j] / a[j][j]
+			for c := range 4 {
+				a[l][c] -= f * a[j][c]
+			}
+		}
+	}
+	floorUs, bytesPerElem = a[0][3]/a[0][0], a[1][3]/a[1][1]
+	if perToken {
+		tokenUs = a[2][3] / a[2][2]
+	}
+	return floorUs, bytesPerElem, tokenUs
 }
 
 // rowUs prices row q with path p on device model r.
@@ -150,6 +174,7 @@ func drifted(fit, stored float64) bool {
 // path without a device is fitted on H100 and checked on every device the
 // testdata has.
 func TestFP8QuantPathsRefit(t *testing.T) {
+	tables := map[string]*kerneldb.Table{}
 	for _, p := range roofline.FP8QuantPaths() {
 		devs := []string{p.Device}
 		if p.Device == "" {
@@ -161,16 +186,17 @@ func TestFP8QuantPathsRefit(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := roofline.Roofline{Device: roofline.NewDevice(d), Compiled: true}
-			rows := fp8QuantRows(t, fp8QuantDir(p.Table, dev), p.Table, d, p)
+			rows := fp8QuantRows(t, tables, fp8QuantDir(p.Table, dev), p.Table, d, p)
 			name := p.Table + " " + p.Dtype + " " + p.KernelSource + " " + dev
 			if len(rows) < 100 {
 				t.Fatalf("%s: %d rows", name, len(rows))
 			}
 			if i == 0 {
 				if p.HostUs == 0 {
-					floor, bpe := fitFP8Quant(rows, d.HBMGBps)
-					if math.Abs(floor/p.FloorUs-1) > 0.01 || math.Abs(bpe/p.BytesPerElem-1) > 0.01 {
-						t.Errorf("%s: refit floor %.2f us, %.2f bytes/element; stored %.2f, %.2f", name, floor, bpe, p.FloorUs, p.BytesPerElem)
+					floor, bpe, tok := fitFP8Quant(rows, d.HBMGBps, p.TokenUs > 0)
+					t.Logf("%s: refit floor %.3f us, %.3f bytes/element, %.5f us/token", name, floor, bpe, tok)
+					if math.Abs(floor/p.FloorUs-1) > 0.01 || math.Abs(bpe/p.BytesPerElem-1) > 0.01 || (p.TokenUs > 0 && math.Abs(tok/p.TokenUs-1) > 0.01) {
+						t.Errorf("%s: refit floor %.2f us, %.2f bytes/element, %.5f us/token; stored %.2f, %.2f, %.5f", name, floor, bpe, tok, p.FloorUs, p.BytesPerElem, p.TokenUs)
 					}
 				} else {
 					f := fitEagerFP8Quant(r, rows, p)

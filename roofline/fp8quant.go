@@ -37,6 +37,14 @@ type FP8QuantPath struct {
 	Path         string
 	FloorUs      float64
 	BytesPerElem float64
+	// TokenUs is the time a token row adds on its own: vLLM's dynamic
+	// per-tensor quantization (csrc/quantization/fp8/common.cu,
+	// dynamic_scaled_fp8_quant) reduces the absolute maximum with one
+	// thread block per token, each block updating the one scale with an
+	// atomic max, so the blocks' atomics on one address serialize (about
+	// 6 ns a token on H100: 32,768 tokens of K = 32 take 245 us where the
+	// bytes take 1).
+	TokenUs float64
 	// HostUs is, for rows the collector timed eagerly, the host time of
 	// one layer call (Python dispatch and the launches of the
 	// quantization's and the GEMM's kernels): the collector launches six
@@ -77,10 +85,11 @@ var fp8QuantPaths = []FP8QuantPath{
 		FloorUs: 22.38, BytesPerElem: 41.37},
 	// Collector at d5bad97 (vLLM 0.24.0): activation_scheme "dynamic",
 	// process_weights_after_loading called; dynamic per-tensor
-	// quantization (amax pass + quantize pass) + CUTLASS, in a CUDA graph.
-	// Fitted on H100; applied to every device's rows of this source.
+	// quantization (amax pass with one atomic a token + quantize pass) +
+	// CUTLASS, in a CUDA graph. Fitted on H100; applied to every device's
+	// rows of this source.
 	{Table: "0.24.0", Dtype: "fp8", KernelSource: "CutlassFP8ScaledMMLinearKernel", Path: "dynamic per-tensor quantization + CUTLASS scaled_mm",
-		FloorUs: 3.04, BytesPerElem: 9.81},
+		FloorUs: 2.40, BytesPerElem: 6.03, TokenUs: 0.00614},
 	// Same collector, fp8_block: Fp8Config activation_scheme "dynamic",
 	// 128x128 weight blocks, one layer called eagerly six times
 	// (benchmark_with_power with use_cuda_graph=False, latency / 1 layer):
@@ -125,7 +134,7 @@ func FP8QuantPaths() []FP8QuantPath { return append([]FP8QuantPath(nil), fp8Quan
 // QuantUs is the time of path p's activation quantization of tokens x k
 // BF16 elements on the device, in microseconds.
 func (r Roofline) QuantUs(p FP8QuantPath, tokens, k float64) float64 {
-	return p.FloorUs + tokens*k*p.BytesPerElem/(r.Device.HBMGBps*1e3)
+	return p.FloorUs + tokens*p.TokenUs + tokens*k*p.BytesPerElem/(r.Device.HBMGBps*1e3)
 }
 
 // RowUs is the time a kernel-table row of path p measures for a GEMM of
