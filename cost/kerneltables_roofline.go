@@ -33,7 +33,9 @@ type KernelError struct {
 // (roofline.Roofline.RowUs); an attention
 // row is priced by AttentionRowMs; a balanced moe row is the
 // fused-MoE layer as the simulator splits it, moe_shuffling (the
-// alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens;
+// alignment) plus moe_grouped_gemm at tokens x top-k / EP routed tokens,
+// or, for a Blackwell row that ran FlashInfer's kernels, as
+// FlashInferMoERowMs prices it;
 // a CUDA-graph custom all-reduce row is all_reduce of message_size bf16
 // elements. Rows of other dtypes (nvfp4, int4, mxfp4), sliding-window
 // attention, skewed routing and eager all-reduce are left out.
@@ -91,6 +93,10 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 	}
 	for _, m := range t.MoE {
 		if m.Distribution != "balanced" {
+			continue
+		}
+		if ms, ok := FlashInferMoERowMs(r, &m); ok {
+			add(t.Name, m.Dtype, m.KernelSource, m.LatencyMs, ms)
 			continue
 		}
 		eb, fp8 := 2, false

@@ -50,6 +50,8 @@ func archCurves(arch string) Curves {
 		// curve (cublas.go).
 		c.CuBLAS = nil
 		c.TRTLLM = &blackwellTRTLLM
+		// FlashInfer's TRT-LLM and CUTLASS fused MoE (moeblackwell.go).
+		c.FlashInferMoE = blackwellMoE
 		return c
 	}
 	return hopperCurves

@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -27,6 +28,10 @@ type Kernels struct {
 	// AttentionTriton (vLLM's Triton unified attention,
 	// vllm_triton_attn); empty: the device's default.
 	Attention string
+	// MoE is the fused-MoE kernel (moeblackwell.go: MoEFlashInferTRTLLM,
+	// MoEFlashInferTRTLLMModular, MoEFlashInferCutlass); empty: the
+	// device's default, vLLM's Triton fused_moe.
+	MoE string
 }
 
 // KernelFLinear is vLLM's unquantized GEMM, torch.nn.functional.linear
@@ -67,5 +72,27 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 	if vllmVersion != "" && arch == spec.ArchHopper {
 		k.BF16GEMM = KernelFLinear
 	}
+	if arch == spec.ArchBlackwell && versionAtLeast(vllmVersion, 0, 24) {
+		// MoE: vLLM's oracles put FlashInfer TRT-LLM first on CUDA
+		// devices other than Hopper (fused_moe/oracle/unquantized.py and
+		// oracle/fp8.py, _get_priority_backends, read on vLLM's main
+		// branch), its monolithic experts first (backend_to_kernel_cls),
+		// as AIConfigurator's vLLM 0.24.0 B200 rows record for most
+		// shapes (the rest ran FlashInfer CUTLASS). Earlier versions are
+		// not read: the default. TRT-LLM-gen runs on SM100 (B200) only; an
+		// SM120 part (RTX PRO 6000) shares the architecture name and is
+		// priced as B200's kernels under this rule (a stated gap).
+		k.MoE = MoEFlashInferTRTLLM
+	}
 	return k
+}
+
+// versionAtLeast says vLLM version v ("0.24.0", "0.24.1rc1") is at least
+// major.minor; false for "" and for versions it cannot read.
+func versionAtLeast(v string, major, minor int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(v, "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a > major || a == major && b >= minor
 }

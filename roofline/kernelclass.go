@@ -249,6 +249,9 @@ type Curves struct {
 	// kernels run them (trtllmattn.go); nil: FA3 or the attention
 	// classes' curves.
 	TRTLLM *TRTLLMAttn
+	// FlashInferMoE prices fused-MoE layers that run FlashInfer's kernels
+	// (Kernels.MoE; moeblackwell.go); none: the grouped-GEMM class.
+	FlashInferMoE map[MoETermsKey]FlashInferMoE
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

@@ -130,6 +130,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 		}
 		return (floorUs + r.collectiveUs(o, bytes, c)) / 1e3
 	}
+	if us, ok := r.flashInferMoEUs(o, x); ok {
+		return us / 1e3 // moeblackwell.go
+	}
 	if f := r.fa3(); f != nil && d.SMs > 0 && len(x) > 1 {
 		switch o.Name {
 		case spec.OpAttnDecode:

@@ -135,6 +135,9 @@ type Op struct {
 	// CutlassMoE says an FP8 grouped GEMM runs vLLM's CUTLASS MoE kernel,
 	// not the fused-MoE Triton one (roofline/fp8moe.go).
 	CutlassMoE bool
+	// FP8Block says FP8 weights are quantized in blocks and activations per
+	// token group (Model.FP8Block).
+	FP8Block bool
 	// UniformRouting says top-k routing runs the profilers' round-robin
 	// path (one kernel per expert choice, RoutingPathUniform), not vLLM's
 	// fused top-k (roofline.Roofline).
