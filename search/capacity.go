@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ftk-dev/ftk/datasets"
@@ -48,12 +49,34 @@ func (p *capacityProbe) Bounded(rateRPS float64) (bool, error) {
 			return false, err
 		}
 	}
-	sink := &capacitySink{arrivalS: make([]float64, src.Len()), firstS: make([]float64, src.Len())}
-	sim, err := p.r.New(simulate.Options{Requests: sink})
+	// A run whose queue surely grows stops there (datasets.QueueWatch):
+	// the verdict is the same as at its end.
+	arrivals, err := datasets.NewSource(p.w, datasets.Arrivals{Kind: datasets.ArrivalsPoisson, RateRPS: rateRPS}, p.n, p.seed)
 	if err != nil {
 		return false, err
 	}
-	if _, err := sim.Run(src); err != nil {
+	arrivalS := make([]float64, 0, arrivals.Len())
+	for r, ok := arrivals.Next(); ok; r, ok = arrivals.Next() {
+		arrivalS = append(arrivalS, r.ArrivalS)
+	}
+	watch, err := datasets.NewQueueWatch(arrivalS)
+	if err != nil {
+		return false, err
+	}
+	sink := &capacitySink{arrivalS: make([]float64, src.Len()), firstS: make([]float64, src.Len()), watch: watch}
+	opts := simulate.Options{Requests: sink, FirstToken: func(id int, nowS float64) error {
+		if watch.Start(id, nowS) {
+			return errQueueGrows
+		}
+		return nil
+	}}
+	sim, err := p.r.New(opts)
+	if err != nil {
+		return false, err
+	}
+	if _, err := sim.Run(src); errors.Is(err, errQueueGrows) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	waiting, err := datasets.WaitingAtArrivals(sink.arrivalS, sink.firstS)
@@ -64,13 +87,19 @@ func (p *capacityProbe) Bounded(rateRPS float64) (bool, error) {
 }
 
 // capacitySink records each request's arrival and first-token times by
-// request ID.
-type capacitySink struct{ arrivalS, firstS []float64 }
+// request ID, and tells watch of requests refused on arrival.
+type capacitySink struct {
+	arrivalS, firstS []float64
+	watch            *datasets.QueueWatch
+}
 
 func (s *capacitySink) WriteRequest(m *runresult.RequestMetrics) error {
 	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
 		return fmt.Errorf("capacity probe: request id %d out of range", m.RequestID)
 	}
 	s.arrivalS[m.RequestID], s.firstS[m.RequestID] = m.ArrivalS, m.FirstTokenS
+	if m.Status == runresult.StatusRejected {
+		s.watch.Refused()
+	}
 	return nil
 }

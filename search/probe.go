@@ -80,6 +80,25 @@ func (wl *workload) sourceN(rateRPS float64, n int) (*datasets.Source, error) {
 	return datasets.NewSource(wl.w, a, n, wl.cfg.Seed)
 }
 
+// watch is a datasets.QueueWatch of the arrivals of sourceN(rateRPS, n).
+func (wl *workload) watch(rateRPS float64, n int) (*datasets.QueueWatch, error) {
+	src, err := wl.sourceN(rateRPS, n)
+	if err != nil {
+		return nil, err
+	}
+	arrivalS := make([]float64, 0, src.Len())
+	for r, ok := src.Next(); ok; r, ok = src.Next() {
+		if r.ID != len(arrivalS) {
+			return nil, fmt.Errorf("search probe: request %d comes %d-th; the queue watch needs IDs in arrival order", r.ID, len(arrivalS))
+		}
+		arrivalS = append(arrivalS, r.ArrivalS)
+	}
+	if err := src.Err(); err != nil {
+		return nil, err
+	}
+	return datasets.NewQueueWatch(arrivalS)
+}
+
 // confirmFactor is how many times a probe's requests the run that confirms
 // a candidate's rate has: a probe of 2,000 requests cannot tell a queue
 // that grows by a few percent of the arrivals from noise (33 req/s offered,
@@ -101,12 +120,18 @@ func (wl *workload) longN() int {
 // percentile must miss it too.
 var errSLOMissed = errors.New("SLO missed")
 
+// errQueueGrows stops a verdict's run once its queue surely grows.
+var errQueueGrows = errors.New("queue grows")
+
 // prober simulates one candidate.
 type prober struct {
 	cfg  runresult.Config
 	wl   *workload
 	slo  SLO
 	opts simulate.Options
+	// full runs verdicts to the end too, and confirms every rate found
+	// (Options.fullRuns).
+	full bool
 }
 
 // configAt is the candidate's simulation at rateRPS, as config.yaml holds
@@ -125,13 +150,32 @@ func (p *prober) check() error {
 	return err
 }
 
-// probe runs the candidate at rateRPS.
+// probe runs the candidate at rateRPS to the end (or until a target is
+// surely missed): its latencies and reason may be reported.
 func (p *prober) probe(rateRPS float64) (Probe, error) {
-	return p.probeN(rateRPS, p.wl.cfg.NumRequests)
+	return p.probeN(rateRPS, p.wl.cfg.NumRequests, false)
 }
 
-// probeN runs the candidate at rateRPS on n requests.
-func (p *prober) probeN(rateRPS float64, n int) (Probe, error) {
+// verdict runs the candidate at rateRPS for its verdict alone (Pass): a
+// run whose queue surely grows (datasets.QueueWatch) stops there, with Why
+// "queue grows" and no latencies, where running it to the end could have
+// found another reason to fail first. Pass is the same either way.
+func (p *prober) verdict(rateRPS float64) (Probe, error) {
+	return p.probeN(rateRPS, p.wl.cfg.NumRequests, true)
+}
+
+// probeFor is probe where the search reports the probe's failure (report),
+// else verdict.
+func (p *prober) probeFor(rateRPS float64, report bool) (Probe, error) {
+	if report {
+		return p.probe(rateRPS)
+	}
+	return p.verdict(rateRPS)
+}
+
+// probeN runs the candidate at rateRPS on n requests; with stop, only for
+// its verdict (see verdict).
+func (p *prober) probeN(rateRPS float64, n int, stop bool) (Probe, error) {
 	src, err := p.wl.sourceN(rateRPS, n)
 	if err != nil {
 		return Probe{}, err
@@ -143,6 +187,12 @@ func (p *prober) probeN(rateRPS float64, n int) (Probe, error) {
 	}
 	opts := p.opts
 	opts.Requests = sink
+	if stop && !p.full {
+		if sink.watch, err = p.wl.watch(rateRPS, n); err != nil {
+			return Probe{}, err
+		}
+		opts.FirstToken = sink.firstToken
+	}
 	sim, err := simulate.New(p.configAt(rateRPS), opts)
 	if err != nil {
 		return Probe{}, err
@@ -151,6 +201,10 @@ func (p *prober) probeN(rateRPS float64, n int) (Probe, error) {
 	sum, err := sim.Run(src)
 	if errors.Is(err, errSLOMissed) {
 		pr.Why = sink.why
+		return pr, nil
+	}
+	if errors.Is(err, errQueueGrows) {
+		pr.Why = "queue grows"
 		return pr, nil
 	}
 	if err != nil {
@@ -196,11 +250,25 @@ type sloSink struct {
 	arrivalS, firstS []float64
 	over, limit      []int
 	why              string
+	// watch, when set, sees each first token and stops the run once the
+	// queue surely grows (a verdict).
+	watch *datasets.QueueWatch
+}
+
+// firstToken is simulate.Options.FirstToken of a verdict.
+func (s *sloSink) firstToken(id int, nowS float64) error {
+	if s.watch.Start(id, nowS) {
+		return errQueueGrows
+	}
+	return nil
 }
 
 func (s *sloSink) WriteRequest(m *runresult.RequestMetrics) error {
 	if m.RequestID < 0 || m.RequestID >= len(s.arrivalS) {
 		return fmt.Errorf("search probe: request id %d out of range", m.RequestID)
+	}
+	if s.watch != nil && m.Status == runresult.StatusRejected {
+		s.watch.Refused()
 	}
 	s.arrivalS[m.RequestID], s.firstS[m.RequestID] = m.ArrivalS, m.FirstTokenS
 	for i, t := range s.slo {

@@ -46,6 +46,10 @@ type rateOutcome struct {
 	confirms    int
 	why         string
 	unconfirmed bool
+	// outside: confirmRate stopped once the candidate's rate could no
+	// longer enter the top K: it is below the grid rate bound+1.
+	outside bool
+	bound   int
 }
 
 // searchRate finds the highest passing grid rate of a candidate. minK, when
@@ -53,14 +57,18 @@ type rateOutcome struct {
 // it is probed first and, if it fails, the search stops there. Otherwise
 // the search starts at startK and doubles or halves the rate until it
 // brackets the answer, then bisects the bracket.
-func searchRate(g grid, probe func(rateRPS float64) (Probe, error), startK, minK int, hasMin bool) (rateOutcome, error) {
+//
+// probe runs a probe; report says the search may report its failure's
+// reason (the lowest grid rate's: nothing on the grid passes), else only
+// its verdict counts.
+func searchRate(g grid, probe func(rateRPS float64, report bool) (Probe, error), startK, minK int, hasMin bool) (rateOutcome, error) {
 	o := rateOutcome{probes: map[int]Probe{}}
 	lowK, highK := g.ceil(gridMinRPS), g.ceil(gridMaxRPS)
 	at := func(k int) (bool, error) {
 		if p, ok := o.probes[k]; ok {
 			return p.Pass, nil
 		}
-		p, err := probe(g.rate(k))
+		p, err := probe(g.rate(k), k == lowK)
 		if err != nil {
 			return false, fmt.Errorf("at %.4g req/s: %w", g.rate(k), err)
 		}

@@ -76,6 +76,10 @@ type Options struct {
 	// enumerationOrder searches the candidates in enumeration order, not
 	// shuffled (the tests compare the two).
 	enumerationOrder bool
+	// fullRuns runs every probe to the end, none stopped once its verdict
+	// is sure, and confirms every rate found to the end, also where it can
+	// no longer enter the top K (the tests compare the two).
+	fullRuns bool
 }
 
 // shuffle puts the candidates to search (indices into mine) in a fixed
@@ -203,7 +207,7 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				r, err := s.evaluate(mine[i], wl, top, o.Sim)
+				r, err := s.evaluate(mine[i], wl, top, o.Sim, o.fullRuns)
 				if err == nil {
 					r.Settings = sum
 					err = writeResult(o.Dir, r)
@@ -250,17 +254,37 @@ feed:
 // below it: steps that double (the first to just below the throughput the
 // long run completed, when it ran to the end) until one holds, then
 // bisection, so a few long runs suffice.
-func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
+//
+// outside, when not nil, reports whether a rate of at most g.rate(k) can no
+// longer enter the top K (the K-th best so far ranks strictly before it;
+// it only gets better): the rate this search finds is below the lowest
+// index where a run failed, so once no rate below that can enter, the
+// search stops there (o.outside), with the ranking it would have had.
+func confirmRate(g grid, p *prober, o *rateOutcome, lowK int, outside func(k int) bool) error {
 	long := p.wl.longN()
 	if long <= p.wl.n {
 		return nil // a trace replayed in order has no more requests
 	}
+	// stop ends the search once its rate, below index hi, cannot enter.
+	stop := func(hi int) bool {
+		if outside == nil || hi-1 < lowK || !outside(hi-1) {
+			return false
+		}
+		o.found, o.outside, o.bound = false, true, hi-1
+		return true
+	}
+	if stop(o.best + 1) {
+		return nil
+	}
 	// holds runs the short probe (kept in o.probes) then the long one.
+	// Only the first long run's failure is reported (its reason, and the
+	// throughput it completed): the others, and the short probes, are
+	// verdicts.
 	holds := func(k int) (bool, float64, error) {
 		short, ok := o.probes[k]
 		if !ok {
 			var err error
-			if short, err = p.probe(g.rate(k)); err != nil {
+			if short, err = p.verdict(g.rate(k)); err != nil {
 				return false, 0, fmt.Errorf("at %.4g req/s: %w", g.rate(k), err)
 			}
 			o.probes[k] = short
@@ -269,7 +293,7 @@ func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
 			return false, 0, nil
 		}
 		o.confirms++
-		pr, err := p.probeN(g.rate(k), long)
+		pr, err := p.probeN(g.rate(k), long, o.confirms > 1)
 		if err != nil {
 			return false, 0, fmt.Errorf("at %.4g req/s over %d requests: %w", g.rate(k), long, err)
 		}
@@ -288,6 +312,9 @@ func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
 		k = min(k, g.ceil(done)-1)
 	}
 	for k >= lowK {
+		if stop(hi) {
+			return nil
+		}
 		if ok, _, err = holds(k); err != nil {
 			return err
 		}
@@ -303,6 +330,9 @@ func confirmRate(g grid, p *prober, o *rateOutcome, lowK int) error {
 		return nil
 	}
 	for hi-lo > 1 {
+		if stop(hi) {
+			return nil
+		}
 		mid := lo + (hi-lo)/2
 		if ok, _, err = holds(mid); err != nil {
 			return err
@@ -340,10 +370,10 @@ func (s *Settings) validate() error {
 	return nil
 }
 
-// evaluate searches one candidate.
-func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.Options) (*Result, error) {
+// evaluate searches one candidate (full: every probe run to the end).
+func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.Options, full bool) (*Result, error) {
 	r := &Result{ID: c.ID(), Candidate: c, GPUs: c.GPUs()}
-	p := &prober{cfg: s.config(c), wl: wl, slo: s.SLO, opts: opts}
+	p := &prober{cfg: s.config(c), wl: wl, slo: s.SLO, opts: opts, full: full}
 	if err := p.check(); err != nil {
 		r.Status, r.Reason = StatusRejected, "simulator: "+err.Error()
 		return r, nil
@@ -374,15 +404,22 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		lowK, hasMin = g.ceil(s.RateRPS), true
 		minK = max(minK, lowK)
 	}
-	o, err := searchRate(g, p.probe, g.ceil(float64(r.GPUs)), minK, hasMin)
+	o, err := searchRate(g, p.probeFor, g.ceil(float64(r.GPUs)), minK, hasMin)
 	if err == nil && o.found {
-		err = confirmRate(g, p, &o, lowK)
+		outside := func(k int) bool {
+			kth, full := top.kth()
+			return full && s.better(kth, rankKey{u, g.rate(k)})
+		}
+		if p.full {
+			outside = nil
+		}
+		err = confirmRate(g, p, &o, lowK, outside)
 	}
 	r.Probes += len(o.probes) + o.confirms
 	if err != nil {
 		return nil, err
 	}
-	if s.RateRPS > 0 && !o.found && (!o.pruned || o.cut == lowK) {
+	if s.RateRPS > 0 && !o.found && !o.outside && (!o.pruned || o.cut == lowK) {
 		// It holds at the question's rate but at no grid rate above it:
 		// its rate is the question's, if that enters the top K.
 		if full && s.better(kth, rankKey{u, s.RateRPS}) {
@@ -400,6 +437,10 @@ func (s *Settings) evaluate(c Candidate, wl *workload, top *topK, opts simulate.
 		return r, nil
 	}
 	switch {
+	case o.outside:
+		// Reported as every candidate outside the top K is (NewReport).
+		r.Status, r.FailIndex = StatusPruned, o.bound+1
+		r.Reason = fmt.Sprintf("no rate above %.4g req/s holds over %d requests: below the top %d", g.rate(o.bound), p.wl.longN(), s.TopK)
 	case o.pruned:
 		r.Status, r.FailIndex = StatusPruned, o.cut
 		r.Reason = fmt.Sprintf("misses the SLO at %.4g req/s (%s), the rate it needs to enter the top %d", g.rate(o.cut), o.probes[o.cut].Why, s.TopK)
@@ -451,7 +492,7 @@ func (s *Settings) holdsLong(r *Result, p *prober) (bool, error) {
 	if long <= p.wl.n {
 		return true, nil
 	}
-	pr, err := p.probeN(s.RateRPS, long)
+	pr, err := p.probeN(s.RateRPS, long, false)
 	r.Probes++
 	if err != nil {
 		return false, fmt.Errorf("at %.4g req/s over %d requests: %w", s.RateRPS, long, err)

@@ -85,7 +85,7 @@ func TestOptimumEqualsExhaustive(t *testing.T) {
 		p := &prober{cfg: r.Candidate.Config(exhaustive.Base), wl: wl, slo: exhaustive.SLO}
 		holds := func(k int) (bool, string) {
 			for _, n := range []int{wl.cfg.NumRequests, wl.longN()} {
-				pr, err := p.probeN(g.rate(k), n)
+				pr, err := p.probeN(g.rate(k), n, false)
 				if err != nil {
 					t.Fatal(err)
 				}

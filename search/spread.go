@@ -78,9 +78,9 @@ func (s *Settings) seedRate(c Candidate, seed uint64, startRPS float64, opts sim
 	}
 	p := &prober{cfg: s.config(c), wl: wl, slo: s.SLO, opts: opts}
 	g := grid{tol: s.RateTolerance}
-	o, err := searchRate(g, p.probe, g.ceil(startRPS), 0, false)
+	o, err := searchRate(g, p.probeFor, g.ceil(startRPS), 0, false)
 	if err == nil && o.found {
-		err = confirmRate(g, p, &o, g.ceil(gridMinRPS))
+		err = confirmRate(g, p, &o, g.ceil(gridMinRPS), nil)
 	}
 	if err != nil || !o.found {
 		return 0, err

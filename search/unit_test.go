@@ -39,7 +39,7 @@ func TestSearchRate(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			probe := func(r float64) (Probe, error) {
+			probe := func(r float64, _ bool) (Probe, error) {
 				calls++
 				return Probe{RateRPS: r, Pass: r <= c.capacity*(1+1e-12)}, nil
 			}

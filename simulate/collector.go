@@ -22,8 +22,10 @@ func histStats(h *Histogram) runresult.Stats {
 // per-request rows go straight to the sink.
 type collector struct {
 	sink RequestSink
-	err  error // first sink error
-	row  runresult.RequestMetrics
+	// first is Options.FirstToken (nil: none).
+	first func(requestID int, nowS float64) error
+	err   error // first sink (or first-token callback) error
+	row   runresult.RequestMetrics
 
 	ttft, tpot, e2e latencyDist
 	itl             *Histogram
@@ -46,8 +48,15 @@ type collector struct {
 	queue        queueTrend
 }
 
-func newCollector(sink RequestSink) *collector {
-	return &collector{sink: sink, itl: NewHistogram(), firstArrivalS: math.NaN()}
+func newCollector(sink RequestSink, first func(int, float64) error) *collector {
+	return &collector{sink: sink, first: first, itl: NewHistogram(), firstArrivalS: math.NaN()}
+}
+
+// firstToken passes a request's first output token to Options.FirstToken.
+func (c *collector) firstToken(id int, nowS float64) {
+	if c.err == nil {
+		c.err = c.first(id, nowS)
+	}
 }
 
 func (c *collector) advance(nowS float64) {

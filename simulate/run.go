@@ -22,6 +22,12 @@ type Options struct {
 	Observer StepObserver
 	// Requests receives each request's metrics as it finishes.
 	Requests RequestSink
+	// FirstToken, when set, is called as each request streams its first
+	// output token (a decode instance's first step in a disaggregated run;
+	// a prefill instance's discarded token is not one), in simulated-time
+	// order, with the request's ID and the time (its FirstTokenS). An
+	// error stops the run: Run returns it.
+	FirstToken func(requestID int, nowS float64) error
 	// Progress, when set, is called every few thousand events with the
 	// requests finished so far (completed or rejected) and the simulated
 	// time.
@@ -113,7 +119,7 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulation{cfg: cfg, opts: opts, router: router, col: newCollector(opts.Requests),
+	s := &Simulation{cfg: cfg, opts: opts, router: router, col: newCollector(opts.Requests, opts.FirstToken),
 		entry: r.entry, outstanding: make([]int, r.entry), holdWaiting: max(holdWaitingMin, 2*cfg.Engine.MaxNumSeqs)}
 	var costs []*cost.OpCostModel
 	if spare := r.spare.Swap(nil); spare != nil {
@@ -193,6 +199,9 @@ func (r *Resolved) New(opts Options) (*Simulation, error) {
 		}
 		parts.sched = newScheduler(ec, ro.memory.Blocks, s.col.itl, done, p.role == RolePrefill, localKV)
 		parts.sched.sd = newSpecDecode(r.spec, cfg.Workload.Seed)
+		if opts.FirstToken != nil && p.role != RolePrefill {
+			parts.sched.first = s.col.firstToken
+		}
 		if p.role != RoleDecode {
 			parts.sched.tookWaiting = s.release
 		}

@@ -120,6 +120,9 @@ type scheduler struct {
 	tookWaiting func()
 	// sd is the engine's speculative decoding (nil: none).
 	sd *specDecode
+	// first, when set, is called with a request's ID and the time as it
+	// produces its first output token (Options.FirstToken).
+	first func(id int, nowS float64)
 }
 
 // newScheduler returns the scheduler of one engine with blocks KV blocks;
@@ -481,6 +484,9 @@ func (s *scheduler) complete(b *batch, nowS float64) {
 		r.chunks++
 		if r.generated == gained {
 			r.firstTokenS = nowS
+			if s.first != nil {
+				s.first(r.id, nowS)
+			}
 		} else {
 			s.itl.Add((nowS - r.lastTokenS) * 1e3)
 		}
