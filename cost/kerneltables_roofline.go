@@ -99,23 +99,12 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 			add(t.Name, m.Dtype, m.KernelSource, m.LatencyMs, ms)
 			continue
 		}
-		eb, fp8 := 2, false
 		switch m.Dtype {
-		case "bfloat16", "float16":
-		case "fp8", "fp8_block":
-			eb, fp8 = 1, true
+		case "bfloat16", "float16", "fp8", "fp8_block":
 		default:
 			continue
 		}
-		local := max(m.Experts/m.MoEEP, 1)
-		shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: m.Hidden, TopK: m.TopK,
-			LocalExperts: local, Experts: m.Experts, ElemBytes: 2}
-		gg := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: m.Hidden, ExpertWidth: max(m.InterSize/m.MoETP, 1),
-			LocalExperts: local, Experts: m.Experts, TopK: m.TopK, ElemBytes: eb, FP8: fp8}
-		routed := float64(m.NumTokens) * float64(m.TopK) / float64(m.MoEEP)
-		ms := r.TimeMs(&shuffle, []float64{float64(m.NumTokens)}, spec.KernelOnly) +
-			r.TimeMs(&gg, []float64{routed, math.Ceil(routed / float64(local))}, spec.KernelOnly)
-		add(t.Name, m.Dtype, m.KernelSource, m.LatencyMs, ms)
+		add(t.Name, m.Dtype, m.KernelSource, m.LatencyMs, MoERowMs(r, &m))
 	}
 	for _, a := range t.AllReduce {
 		if !a.Graph || a.Dtype != "bfloat16" {
@@ -186,4 +175,39 @@ func BF16GEMMRowMs(r roofline.Roofline, g *kerneldb.GEMMRow) float64 {
 	}
 	o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: 2}
 	return r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly)
+}
+
+// MoERowMs prices one balanced moe row of AIConfigurator's tables (dtype
+// bfloat16, fp8 or fp8_block) with device model r as the simulator splits
+// the fused-MoE layer: moe_shuffling (the alignment) plus
+// moe_grouped_gemm at tokens x top-k / EP routed pairs, with the experts
+// kernel the row's kernel source names (roofline.MoEKernelOfSource).
+func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
+	fp8 := m.Dtype == "fp8" || m.Dtype == "fp8_block"
+	block := m.Dtype == "fp8_block"
+	eb := 2
+	if fp8 {
+		eb = 1
+	}
+	if k := roofline.MoEKernelOfSource(m.KernelSource); k != "" {
+		// The row's release's config era, and the kernel that ran it.
+		r.Kernels.MoEByFormat = roofline.KernelsFor(spec.ArchHopper, m.Version).MoEByFormat
+		r.Kernels.MoEByFormat.BF16, r.Kernels.MoEByFormat.FP8, r.Kernels.MoEByFormat.FP8Block, r.Kernels.MoEByFormat.FP8BlockEP = k, k, k, k
+	}
+	local := max(m.Experts/m.MoEEP, 1)
+	shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: m.Hidden, TopK: m.TopK,
+		LocalExperts: local, Experts: m.Experts, ElemBytes: 2, FP8: fp8, FP8Block: block}
+	gg := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: m.Hidden, ExpertWidth: max(m.InterSize/m.MoETP, 1),
+		LocalExperts: local, Experts: m.Experts, TopK: m.TopK, ElemBytes: eb, FP8: fp8, FP8Block: block}
+	routed := float64(m.NumTokens) * float64(m.TopK) / float64(m.MoEEP)
+	x := []float64{routed, math.Ceil(routed / float64(local)), 0, float64(m.NumTokens)}
+	ms := r.TimeMs(&shuffle, []float64{float64(m.NumTokens)}, spec.KernelOnly) + r.TimeMs(&gg, x, spec.KernelOnly)
+	if kerneldb.CompareVersions(m.Version, "0.24.0") >= 0 {
+		// The 0.24.0 collector (collect_moe.py at d5bad971c) calls the
+		// FusedMoE module on router logits: the top-k routing runs in the
+		// timed graph, priced as the simulator's own routing op.
+		route := spec.Op{Name: spec.OpMoERoutingTopK, Family: spec.FamilyMoE, Kernels: 3, Width: m.Experts, TopK: m.TopK, ElemBytes: 4}
+		ms += r.TimeMs(&route, []float64{float64(m.NumTokens)}, spec.KernelOnly)
+	}
+	return ms
 }

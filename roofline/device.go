@@ -11,8 +11,8 @@ type Device struct {
 	Curves Curves
 	// clockScale caches ClockScale (matmulrate.go); 0 reads as 1.
 	clockScale float64
-	// eraMoEConfigs indexes the record's tuned fused-MoE files of the vLLM
-	// era ftk prices (moeconfig.go).
+	// eraMoEConfigs indexes the record's dated tuned fused-MoE files
+	// (moeconfig.go).
 	eraMoEConfigs map[vllmMoEConfigKey]spec.VLLMMoEConfig
 }
 

@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ftk-dev/ftk/spec"
@@ -32,6 +33,10 @@ type Kernels struct {
 	// MoEFlashInferTRTLLMModular, MoEFlashInferCutlass); empty: the
 	// device's default, vLLM's Triton fused_moe.
 	MoE string
+	// MoEByFormat is the fused-MoE experts kernel per weight format, where
+	// it differs by format (Hopper: moetriton.go); empty: the device's
+	// default.
+	MoEByFormat MoEKernels
 }
 
 // KernelFLinear is vLLM's unquantized GEMM, torch.nn.functional.linear
@@ -57,6 +62,41 @@ func AttentionKernel(kernelSource string) string {
 	return ""
 }
 
+// MoEKernels names the fused-MoE experts kernel vLLM runs per weight
+// format, by the backend part of the tables' kernel sources
+// (vllm_<method>_<backend>_<experts>): MoEKernelTriton or
+// MoEFlashInferCutlass; empty: the device model's default, the MoE
+// classes' curves. FP8BlockEP is block FP8 under expert parallelism.
+type MoEKernels struct {
+	BF16, FP8, FP8Block, FP8BlockEP string
+	// ConfigsBefore is the date (YYYY-MM-DD) before which a tuned Triton
+	// config file on vLLM's main counts (moeconfig.go); "": the v0.10-v0.16
+	// era's (vllmEraFilesBefore). ScaledDefault says the untuned default
+	// config scales its tiles with the batch (vLLM PR #34846, v0.17.0 on).
+	ConfigsBefore string
+	ScaledDefault bool
+}
+
+// The fused-MoE experts kernels ftk prices.
+const (
+	// MoEKernelTriton is vLLM's fused_moe_kernel (fused_experts,
+	// TritonExperts; moetriton.go). The vLLM 0.14.0 tables' kernel source
+	// vllm_fused_moe is this kernel.
+	MoEKernelTriton = "triton"
+)
+
+// MoEKernelOfSource is the experts kernel a moe table's kernel source
+// names ("" for one ftk does not price).
+func MoEKernelOfSource(source string) string {
+	switch {
+	case source == "vllm_fused_moe" || strings.HasSuffix(source, "_triton_tritonexperts"):
+		return MoEKernelTriton
+	case strings.Contains(source, "_flashinfer_cutlass_"):
+		return MoEFlashInferCutlass
+	}
+	return ""
+}
+
 // KernelsFor returns the kernels vLLM version vllmVersion ("" : not
 // given) picks on a device of architecture arch (spec.Device.Arch). Each
 // rule cites the vLLM source that makes the choice.
@@ -67,6 +107,28 @@ func AttentionKernel(kernelSource string) string {
 //     fitted on vLLM 0.14.0's rows and held out on 0.24.0's. Without a
 //     version, the GEMM class's curve (fitted on the profiles of older
 //     stacks, curves.go) prices it.
+//
+// Fused MoE on Hopper, from vLLM 0.14.0 (the oldest release ftk has
+// kernel tables of; older releases and no version keep the MoE classes'
+// curves, fitted on vLLM 0.10-era profiles):
+//   - v0.14-v0.23: the Triton kernel for every weight format, the tuned
+//     files of the v0.10-v0.16 era (no H100 file was added between
+//     v0.14.0 and v0.16.0: spec/devices/h100.yaml) and, from v0.17.0, the
+//     batch-scaled default config (vLLM PR #34846). That vLLM 0.14.0
+//     serves FP8 MoE with Triton is not read in its source: its table
+//     times fused_experts directly (AIConfigurator's collect_moe.py), a
+//     stated assumption.
+//   - v0.24.0 on: the FP8 backend oracle (vllm/model_executor/layers/
+//     fused_moe/oracle/fp8.py, _get_priority_backends, read at commit
+//     001a058b) ranks FlashInfer's TRT-LLM kernels (Blackwell only), then
+//     FlashInfer CUTLASS, first; on Hopper it moves Triton to the front for
+//     block FP8 without expert parallelism and FlashInfer CUTLASS with it.
+//     So per-tensor FP8 and block FP8 under EP run FlashInfer CUTLASS,
+//     block FP8 under TP and BF16 Triton: AIConfigurator's vLLM 0.24.0 H100
+//     moe table, which builds the FusedMoE module and lets vLLM pick,
+//     records exactly these kernel sources. Tuned files on vLLM's main
+//     before 2026-07-13 count (the date of AIConfigurator's commit d5bad971c
+//     that collected 0.24.0: an upper bound on its release).
 func KernelsFor(arch, vllmVersion string) Kernels {
 	var k Kernels
 	if vllmVersion != "" && arch == spec.ArchHopper {
@@ -84,6 +146,19 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// priced as B200's kernels under this rule (a stated gap).
 		k.MoE = MoEFlashInferTRTLLM
 	}
+	if arch != spec.ArchHopper || vllmVersion == "" || versionBefore(vllmVersion, "0.14.0") {
+		return k
+	}
+	t := MoEKernelTriton
+	k.MoEByFormat = MoEKernels{BF16: t, FP8: t, FP8Block: t, FP8BlockEP: t}
+	if !versionBefore(vllmVersion, "0.17.0") {
+		k.MoEByFormat.ScaledDefault = true
+		k.MoEByFormat.ConfigsBefore = "2026-03-07" // v0.17.0's release
+	}
+	if !versionBefore(vllmVersion, "0.24.0") {
+		k.MoEByFormat.FP8, k.MoEByFormat.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass
+		k.MoEByFormat.ConfigsBefore = "2026-07-13"
+	}
 	return k
 }
 
@@ -95,4 +170,24 @@ func versionAtLeast(v string, major, minor int) bool {
 		return false
 	}
 	return a > major || a == major && b >= minor
+}
+
+// versionBefore says whether dotted version a is older than b, comparing
+// numeric components (0.9.0 < 0.14.0); a component that is not a number
+// compares as 0.
+func versionBefore(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
 }

@@ -252,6 +252,9 @@ type Curves struct {
 	// FlashInferMoE prices fused-MoE layers that run FlashInfer's kernels
 	// (Kernels.MoE; moeblackwell.go); none: the grouped-GEMM class.
 	FlashInferMoE map[MoETermsKey]FlashInferMoE
+	// TritonMoE prices the fused-MoE layer as vLLM's Triton fused_experts
+	// runs it (moetriton.go); nil: the MoE classes' curves.
+	TritonMoE *TritonMoESet
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

@@ -67,8 +67,14 @@ const vllmEraFilesBefore = "2026-02-08"
 // it is. The files are the device record's (spec.Device.VLLMMoEConfigs);
 // those on vLLM's main before vllmEraFilesBefore count.
 func (d *Device) tunedMoEConfig(experts, widthN int, dtype string, block int) (spec.VLLMMoEConfig, bool) {
+	return d.tunedMoEConfigBefore(experts, widthN, dtype, block, vllmEraFilesBefore)
+}
+
+// tunedMoEConfigBefore is tunedMoEConfig for the files on vLLM's main
+// before date before (YYYY-MM-DD).
+func (d *Device) tunedMoEConfigBefore(experts, widthN int, dtype string, block int, before string) (spec.VLLMMoEConfig, bool) {
 	f, ok := d.eraMoEConfigs[vllmMoEConfigKey{experts, widthN, dtype, block}]
-	return f, ok
+	return f, ok && f.Added < before
 }
 
 // vllmMoEConfigKey is what get_config_file_name puts in a file's name
@@ -79,13 +85,12 @@ type vllmMoEConfigKey struct {
 	block           int
 }
 
-// indexEraMoEConfigs maps the name of each file that was on vLLM's main
-// before vllmEraFilesBefore to the file (the grouped GEMM asks for every
-// layer of every step it prices).
+// indexEraMoEConfigs maps the name of each file with a known date to the
+// file (the grouped GEMM asks for every layer of every step it prices).
 func indexEraMoEConfigs(files []spec.VLLMMoEConfig) map[vllmMoEConfigKey]spec.VLLMMoEConfig {
 	idx := make(map[vllmMoEConfigKey]spec.VLLMMoEConfig, len(files))
 	for _, f := range files {
-		if f.Added != "" && f.Added < vllmEraFilesBefore {
+		if f.Added != "" {
 			idx[vllmMoEConfigKey{f.Experts, f.WidthN, f.Dtype, f.Block}] = f
 		}
 	}

@@ -133,6 +133,11 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	if us, ok := r.flashInferMoEUs(o, x); ok {
 		return us / 1e3 // moeblackwell.go
 	}
+	if s := r.tritonMoE(o); s != nil {
+		if us, ok := r.tritonMoEUs(s, o, x); ok {
+			return us / 1e3 // moetriton.go
+		}
+	}
 	if f := r.fa3(); f != nil && d.SMs > 0 && len(x) > 1 {
 		switch o.Name {
 		case spec.OpAttnDecode:

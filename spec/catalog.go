@@ -74,7 +74,7 @@ var modelCatalog = map[string]Model{
 		HeadDim: 56, VocabSize: 129280, MaxPosition: 163840, GatedMLP: true,
 		NumExperts: 256, TopK: 8, MoEIntermediateSize: 2048, SharedExperts: 1, FirstDenseLayers: 3,
 		QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128,
-		WeightBytes: 1, FP8Compute: true, Quantization: "fp8 block 128x128 W8A8",
+		WeightBytes: 1, FP8Compute: true, FP8Block: true, Quantization: "fp8 block 128x128 W8A8",
 	},
 }
 

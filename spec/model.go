@@ -68,6 +68,10 @@ type Model struct {
 	// FP8CutlassMoE says vLLM runs the FP8 MoE layers with its CUTLASS
 	// grouped GEMM rather than the fused-MoE Triton kernel (roofline/fp8moe.go).
 	FP8CutlassMoE bool `json:"fp8_cutlass_moe,omitempty"`
+	// FP8Block says the FP8 weights are quantized in blocks
+	// (quantization_config.weight_block_size) and the activations per token
+	// group, as DeepSeek-style checkpoints are (roofline/moetriton.go).
+	FP8Block bool `json:"fp8_block,omitempty"`
 	// Quantization names the scheme read from the config ("" for BF16).
 	Quantization string `json:"quantization,omitempty"`
 	// Note states an approximation made reading the config (a wrapper

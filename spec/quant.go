@@ -63,6 +63,7 @@ func (m *Model) applyQuantization(raw json.RawMessage, dtype string) error {
 		m.WeightBytes, m.FP8Compute = 1, true
 		m.Quantization = "fp8 per-tensor W8A8"
 		if len(q.WeightBlockSize) == 2 {
+			m.FP8Block = true
 			m.Quantization = fmt.Sprintf("fp8 block %dx%d W8A8", q.WeightBlockSize[0], q.WeightBlockSize[1])
 		}
 		return nil
