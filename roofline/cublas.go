@@ -147,3 +147,17 @@ func (r Roofline) cuBLASUs(o *spec.Op, m float64) float64 {
 // hopperCuBLAS is fitted on AIConfigurator's vLLM 0.14.0 H100 SXM BF16 gemm
 // rows, every fifth held out (cost/cublas_test.go).
 var hopperCuBLAS = CuBLAS{FloorUs: 2.683, IterUs: 0.07412, MMAEff: 0.846, MemEff: 0.8571, CTAGBps: 201.6, SplitKUs: 2.352, L2Gain: 1.955}
+
+// blackwellCuBLAS is fitted the same way on AIConfigurator's vLLM 0.24.0
+// B200 SXM BF16 gemm rows (35,742 shapes), every fifth held out
+// (cost/cublas_test.go), on the B200's own SM count, dense peak (at its
+// ClockScale, matmulrate.go) and HBM bandwidth from its device record:
+// Hopper's terms there price the rows at 13.6% MAPE, these at 9.2% (held
+// out 9.2%). The B200's record names no L2 size, so no row is priced warm
+// (L2Gain unused).
+var blackwellCuBLAS = CuBLAS{FloorUs: 2.062, IterUs: 0.06221, MMAEff: 0.783, MemEff: 0.7321, CTAGBps: 249.1, SplitKUs: 2.653}
+
+// blackwellCuBLASCapability is the compute capability of the Blackwell
+// parts blackwellCuBLAS prices (B200, tcgen05 MMA); the workstation parts
+// (12.0, RTX PRO 6000) keep the GEMM class's curve.
+const blackwellCuBLASCapability = "10.0"

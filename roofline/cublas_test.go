@@ -19,7 +19,7 @@ func TestCuBLASPricesNamedKernelOnly(t *testing.T) {
 	if k := KernelsFor(spec.ArchHopper, "0.14.0"); k.BF16GEMM != KernelFLinear {
 		t.Errorf("Hopper, vLLM 0.14.0: BF16 GEMM kernel %q, want %q", k.BF16GEMM, KernelFLinear)
 	}
-	for _, c := range []struct{ arch, version string }{{spec.ArchHopper, ""}, {spec.ArchAmpere, "0.14.0"}} {
+	for _, c := range []struct{ arch, version string }{{spec.ArchHopper, ""}, {spec.ArchAmpere, "0.14.0"}, {spec.ArchAda, "0.24.0"}} {
 		if k := KernelsFor(c.arch, c.version); k.BF16GEMM != "" {
 			t.Errorf("%s, vLLM %q: BF16 GEMM kernel %q, want the curve's (empty)", c.arch, c.version, k.BF16GEMM)
 		}
@@ -47,6 +47,27 @@ func TestCuBLASPricesNamedKernelOnly(t *testing.T) {
 		fp8.FP8, fp8.ElemBytes = true, 1
 		if a, b := named.KernelMs(&fp8, []float64{row.m}), plain.KernelMs(&fp8, []float64{row.m}); a != b {
 			t.Errorf("%v x %d x %d FP8: %.4f ms with the BF16 kernel named, %.4f without", row.m, row.n, row.k, a, b)
+		}
+	}
+}
+
+// Blackwell's cuBLAS terms price the B200 (compute capability 10.0) only:
+// the RTX PRO 6000 (12.0, no tcgen05 MMA) keeps the GEMM class's curve
+// even with the kernel named.
+func TestCuBLASOnDataCenterBlackwellOnly(t *testing.T) {
+	for _, c := range []struct {
+		device string
+		cuBLAS bool
+	}{{"b200", true}, {"rtxpro6000", false}, {"h100", true}, {"l40s", false}, {"a100", false}} {
+		d, err := LookupDevice(c.device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := spec.Op{Name: spec.OpMLPUpProj, Family: spec.FamilyLinear, Kernels: 1, K: 4096, N: 28672, ElemBytes: 2}
+		named := Roofline{Device: d, Kernels: KernelsFor(d.Arch, "0.24.0")}
+		differs := named.KernelMs(&o, []float64{160}) != Roofline{Device: d}.KernelMs(&o, []float64{160})
+		if (d.Curves.CuBLAS != nil) != c.cuBLAS || differs != c.cuBLAS {
+			t.Errorf("%s (compute capability %q): cuBLAS terms %v, named kernel priced apart %v, want %v", c.device, d.ComputeCapability, d.Curves.CuBLAS != nil, differs, c.cuBLAS)
 		}
 	}
 }

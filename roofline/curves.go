@@ -48,9 +48,9 @@ func archCurves(arch string) Curves {
 		// vLLM runs FlashInfer's TRT-LLM attention kernels on Blackwell
 		// (trtllmattn.go), not FlashAttention-3 (fa3.go).
 		c.FA3 = nil
-		// Not yet checked against Blackwell's tables: the GEMM class's
-		// curve (cublas.go).
-		c.CuBLAS = nil
+		// Its own cuBLAS terms, fitted on the B200's rows (cublas.go);
+		// NewDevice keeps them to compute capability 10.0.
+		c.CuBLAS = &blackwellCuBLAS
 		c.TRTLLM = &blackwellTRTLLM
 		// FlashInfer's TRT-LLM and CUTLASS fused MoE (moeblackwell.go).
 		c.FlashInferMoE = blackwellMoE

@@ -28,6 +28,9 @@ func NewDevice(d *spec.Device) *Device {
 		// curves, not the B200's TRT-LLM terms (trtllmattn.go).
 		dev.Curves.TRTLLM = nil
 	}
+	if d.Arch == spec.ArchBlackwell && d.ComputeCapability != blackwellCuBLASCapability {
+		dev.Curves.CuBLAS = nil // cublas.go: fitted on the data-center part only
+	}
 	return dev
 }
 

@@ -103,10 +103,11 @@ func MoEKernelOfSource(source string) string {
 //   - BF16GEMM: vLLM's UnquantizedLinearMethod.apply calls the GEMM that
 //     dispatch_unquantized_gemm returns (vllm/model_executor/layers/
 //     utils.py), on CUDA torch.nn.functional.linear, which PyTorch runs
-//     with cuBLAS; priced by the cuBLAS model on Hopper, whose terms are
-//     fitted on vLLM 0.14.0's rows and held out on 0.24.0's. Without a
-//     version, the GEMM class's curve (fitted on the profiles of older
-//     stacks, curves.go) prices it.
+//     with cuBLAS; priced by the cuBLAS model on Hopper (terms fitted on
+//     vLLM 0.14.0's rows, held out on 0.24.0's) and on Blackwell of
+//     compute capability 10.0 (its own terms, fitted on vLLM 0.24.0's
+//     B200 rows). Without a version, the GEMM class's curve (fitted on the
+//     profiles of older stacks, curves.go) prices it.
 //
 // Fused MoE on Hopper, from vLLM 0.14.0 (the oldest release ftk has
 // kernel tables of; older releases and no version keep the MoE classes'
@@ -131,7 +132,7 @@ func MoEKernelOfSource(source string) string {
 //     that collected 0.24.0: an upper bound on its release).
 func KernelsFor(arch, vllmVersion string) Kernels {
 	var k Kernels
-	if vllmVersion != "" && arch == spec.ArchHopper {
+	if vllmVersion != "" && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
 		k.BF16GEMM = KernelFLinear
 	}
 	if arch == spec.ArchBlackwell && versionAtLeast(vllmVersion, 0, 24) {

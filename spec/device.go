@@ -29,6 +29,11 @@ type Device struct {
 	MemoryGiB        float64 `yaml:"memory_gib"` // HBM capacity
 	HBMGBps          float64 `yaml:"hbm_gbps"`   // HBM bandwidth, GB/s (1e9)
 	SMs              int     `yaml:"sms"`
+	// ComputeCapability is the CUDA compute capability ("10.0"), "" where
+	// none is recorded: it tells Blackwell's data-center parts (10.0,
+	// tcgen05 MMA) from its workstation ones (12.0), whose GEMMs the device
+	// model prices apart (roofline/cublas.go).
+	ComputeCapability string `yaml:"compute_capability"`
 	// L2MB is the L2 cache, MB (1e6 bytes); 0 where no source was read
 	// (the L2 is then never counted on: roofline/warml2.go).
 	L2MB float64 `yaml:"l2_mb"`
