@@ -1,7 +1,6 @@
 package roofline
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -135,7 +134,7 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 	if vllmVersion != "" && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
 		k.BF16GEMM = KernelFLinear
 	}
-	if arch == spec.ArchBlackwell && versionAtLeast(vllmVersion, 0, 24) {
+	if arch == spec.ArchBlackwell && vllmVersion != "" && !versionBefore(vllmVersion, "0.24.0") {
 		// MoE: vLLM's oracles put FlashInfer TRT-LLM first on CUDA
 		// devices other than Hopper (fused_moe/oracle/unquantized.py and
 		// oracle/fp8.py, _get_priority_backends, read on vLLM's main
@@ -161,16 +160,6 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		k.MoEByFormat.ConfigsBefore = "2026-07-13"
 	}
 	return k
-}
-
-// versionAtLeast says vLLM version v ("0.24.0", "0.24.1rc1") is at least
-// major.minor; false for "" and for versions it cannot read.
-func versionAtLeast(v string, major, minor int) bool {
-	var a, b int
-	if _, err := fmt.Sscanf(v, "%d.%d", &a, &b); err != nil {
-		return false
-	}
-	return a > major || a == major && b >= minor
 }
 
 // versionBefore says whether dotted version a is older than b, comparing
