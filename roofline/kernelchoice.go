@@ -36,6 +36,10 @@ type Kernels struct {
 	// it differs by format (Hopper: moetriton.go); empty: the device's
 	// default.
 	MoEByFormat MoEKernels
+	// FP8Linear is how vLLM dispatches W8A8 FP8 linear layers
+	// (FP8Dispatch024; FP8LinearKernel names the kernel a layer runs);
+	// empty: not given.
+	FP8Linear string
 }
 
 // KernelFLinear is vLLM's unquantized GEMM, torch.nn.functional.linear
@@ -107,6 +111,9 @@ func MoEKernelOfSource(source string) string {
 //     compute capability 10.0 (its own terms, fitted on vLLM 0.24.0's
 //     B200 rows). Without a version, the GEMM class's curve (fitted on the
 //     profiles of older stacks, curves.go) prices it.
+//   - FP8Linear: vLLM 0.24's dispatch (fp8linear.go) on Hopper and
+//     Blackwell, read from the 0.24.0 tables and vLLM's selection code;
+//     other versions are not given.
 //
 // Fused MoE on Hopper, from vLLM 0.14.0 (the oldest release ftk has
 // kernel tables of; older releases and no version keep the MoE classes'
@@ -145,6 +152,9 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// SM120 part (RTX PRO 6000) shares the architecture name and is
 		// priced as B200's kernels under this rule (a stated gap).
 		k.MoE = MoEFlashInferTRTLLM
+	}
+	if strings.HasPrefix(vllmVersion, "0.24.") && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
+		k.FP8Linear = FP8Dispatch024
 	}
 	if arch != spec.ArchHopper || vllmVersion == "" || versionBefore(vllmVersion, "0.14.0") {
 		return k

@@ -232,6 +232,8 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 		// sum after them on their own (moeepilogue.go).
 		floorUs, epilogueUs = 2*c.FloorUs, e
 	}
+	// An FP8 layer's standalone activation quantization (fp8linear.go).
+	floorUs += r.servedActQuantUs(o, x)
 	return (floorUs + qkNormUs + math.Max(computeUs, memUs) + epilogueUs) / 1e3
 }
 
