@@ -56,6 +56,7 @@ func archCurves(arch string) Curves {
 		c.FlashInferMoE = blackwellMoE
 		// The fused_experts terms are fitted on H100 rows (moetriton.go).
 		c.TritonMoE = nil
+		c.TritonAttention = &blackwellTriton
 		return c
 	}
 	return hopperCurves

@@ -25,8 +25,8 @@ func NewDevice(d *spec.Device) *Device {
 		// kernels only (vllm/utils/flashinfer.py,
 		// supports_trtllm_attention) and vLLM does not take them by
 		// default: their attention keeps the attention classes'
-		// curves, not the B200's TRT-LLM terms (trtllmattn.go).
-		dev.Curves.TRTLLM = nil
+		// curves, not the B200's TRT-LLM and Triton terms.
+		dev.Curves.TRTLLM, dev.Curves.TritonAttention = nil, nil
 	}
 	if d.Arch == spec.ArchBlackwell && d.ComputeCapability != blackwellCuBLASCapability {
 		dev.Curves.CuBLAS = nil // cublas.go: fitted on the data-center part only

@@ -255,6 +255,10 @@ type Curves struct {
 	// TritonMoE prices the fused-MoE layer as vLLM's Triton fused_experts
 	// runs it (moetriton.go); nil: the MoE classes' curves.
 	TritonMoE *TritonMoESet
+	// TritonAttention prices attention as vLLM's Triton unified attention runs it
+	// (tritonattn.go): the kernel vLLM takes where the device's default
+	// kernels lack the head dim; nil: the default kernels' terms.
+	TritonAttention *TritonAttn
 }
 
 // host returns the CUDA_EVENT host terms of operator op.

@@ -72,6 +72,30 @@ type Roofline struct {
 	WarmKV bool
 }
 
+// triton returns the Triton attention terms attention op o is priced
+// with: where Kernels.Attention names the Triton kernel, or, on a device
+// whose default is FlashInfer's TRT-LLM kernels, for a head dim they lack
+// (vLLM's backend selection then falls to TRITON_ATTN: AIConfigurator's
+// B200 rows at head dim 192 with an FP8 cache); nil otherwise.
+func (r Roofline) triton(o *spec.Op) *TritonAttn {
+	t := r.Device.Curves.TritonAttention
+	switch {
+	case t == nil || (r.AttentionBackend != "" && r.AttentionBackend != "TRITON_ATTN"):
+		return nil
+	case r.Kernels.Attention == AttentionTriton || r.AttentionBackend == "TRITON_ATTN":
+		return t
+	case r.Kernels.Attention == "" && r.Device.Curves.TRTLLM != nil && !trtllmHeadDim(o.HeadDim):
+		return t
+	}
+	return nil
+}
+
+// trtllmHeadDim reports whether FlashInfer's TRT-LLM attention kernels
+// run head dim hd (AIConfigurator's B200 rows: 64, 128, 256 and 512).
+func trtllmHeadDim(hd int) bool {
+	return hd == 64 || hd == 128 || hd == 256 || hd == 512
+}
+
 // trtllm returns the TRT-LLM attention terms attention is priced with,
 // nil when the device has none, the backend is not vLLM's FLASHINFER or
 // another kernel is named (Kernels.Attention).
@@ -148,6 +172,14 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	}
 	if r.cuBLASGEMM(o) && len(x) > 0 {
 		return (r.cuBLASUs(o, x[0]) + qkNormUs) / 1e3 // cublas.go
+	}
+	if t := r.triton(o); t != nil && d.SMs > 0 && len(x) > 1 {
+		switch o.Name {
+		case spec.OpAttnDecode:
+			return t.decodeUs(o, x, d.SMs) / 1e3 // tritonattn.go
+		case spec.OpAttnPrefill:
+			return t.prefillUs(o, x, d.SMs) / 1e3
+		}
 	}
 	if t := r.trtllm(); t != nil && d.SMs > 0 && len(x) > 1 {
 		switch o.Name {
