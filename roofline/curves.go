@@ -32,8 +32,9 @@ func archCurves(arch string) Curves {
 		// FlashAttention-3 runs on sm_90 only: vLLM runs FA2 (or
 		// FlashInfer) on Ada, priced by the attention classes' curves.
 		c.FA3 = nil
-		// The fused_experts terms are fitted on H100 rows (moetriton.go).
-		c.TritonMoE = nil
+		// The fused_experts terms are fitted on H100 rows (moetriton.go),
+		// and so are FlashInfer CUTLASS's (moecutlasshopper.go).
+		c.TritonMoE, c.FlashInferMoE = nil, nil
 		return c
 	case spec.ArchBlackwell:
 		// No old-default fused-MoE time on a Blackwell GPU was read (vLLM
@@ -104,7 +105,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_shuffling":            {PreUs: 1, Us: 13.7},
 	"post_attention_layernorm": {PreUs: 16.3, Us: 19.2},
 }, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.12, KernelHostUs: 22, EventGapUs: 3.66,
-	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE}
+	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE, FlashInferMoE: hopperCutlassMoE}
 
 // ampereCurves is fitted on the calibration rows of Frontier's A800
 // profile of Qwen3-30B-A3B (kernel-traced rows for the kernel terms, eager

@@ -157,6 +157,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	if us, ok := r.flashInferMoEUs(o, x); ok {
 		return us / 1e3 // moeblackwell.go
 	}
+	if us, ok := r.hopperCutlassMoEUs(o, x); ok {
+		return us / 1e3 // moecutlasshopper.go
+	}
 	if s := r.tritonMoE(o); s != nil {
 		if us, ok := r.tritonMoEUs(s, o, x); ok {
 			return us / 1e3 // moetriton.go
