@@ -36,7 +36,10 @@ type expertRouter struct {
 	uniform       bool
 	// permute places the popularity ranks on random experts at every draw
 	// (skewed routing: which experts are hot, and so which EP rank holds
-	// them, differs from layer to layer and step to step). Without it
+	// them, differs from layer to layer and step to step): a Fisher-Yates
+	// shuffle of perm from the draw's random stream. A routing table
+	// restarts perm from the identity (restart), so its draws depend on its
+	// own stream alone, not on the tables drawn before it. Without permute
 	// popularity rank i is expert i (replay: the histogram's experts).
 	permute bool
 	alias   aliasTable
@@ -58,9 +61,7 @@ type expertRouter struct {
 func newRouter(experts, topK int, weights []float64, permute bool) (*expertRouter, error) {
 	r := &expertRouter{experts: experts, topK: topK, permute: permute,
 		perm: make([]int32, experts), picked: make([]uint64, (experts+63)/64), chosen: make([]int32, 0, topK)}
-	for i := range r.perm {
-		r.perm[i] = int32(i)
-	}
+	r.restart()
 	if weights == nil {
 		r.uniform = true
 		r.incl = make([]float64, experts)
@@ -157,6 +158,16 @@ func (g drawRNG) below(n int) (int, float64) {
 	u := g.pcg.Uint64()
 	hi, _ := bits.Mul64(u, uint64(n))
 	return int(hi), float64(uint32(u)) / (1 << 32)
+}
+
+// restart sets the permutation back to the identity: the start of every
+// routing table's draws. A shuffle makes a uniformly random permutation
+// from any start, so restarting changes which experts a draw makes hot but
+// not how likely each placement is.
+func (r *expertRouter) restart() {
+	for i := range r.perm {
+		r.perm[i] = int32(i)
+	}
 }
 
 // draw fills counts (one per expert) with the tokens each expert receives

@@ -64,7 +64,13 @@ type routingModel struct {
 	state                    uint64
 	pool                     uint64 // unused random bits of the last draw
 	poolLeft                 int    // draws left in pool
-	built                    int
+	// built counts the tables the run has used, built here or taken from
+	// shared.
+	built int
+	// shared, when set, holds tables other runs built; sharedKey is this
+	// routing's key there (empty: not shared, see sharingKey).
+	shared    *RoutingTables
+	sharedKey string
 
 	cm               *OpCostModel
 	names            []string
@@ -75,7 +81,7 @@ type routingModel struct {
 func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingModel, error) {
 	rm := &routingModel{cfg: c.MoE, experts: m.NumExperts, topK: m.TopK, ep: l.EP, local: m.NumExperts / l.EP,
 		layerRouter: map[int]int{}, counts: make([]int32, m.NumExperts),
-		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15}
+		seed: c.MoE.Seed, state: c.MoE.Seed ^ 0x9e3779b97f4a7c15, shared: c.RoutingTables}
 	switch c.MoE.Routing {
 	case runresult.RoutingUniform:
 		r, err := newRouter(m.NumExperts, m.TopK, nil, false)
@@ -179,6 +185,9 @@ func (rm *routingModel) bind(cm *OpCostModel, g *opGroup) error {
 	if rm.gemm < 0 {
 		return fmt.Errorf("simulate: internal error: routed ops %v lack the grouped GEMM", names)
 	}
+	if rm.shared != nil {
+		rm.sharedKey = rm.sharingKey()
+	}
 	return nil
 }
 
@@ -246,9 +255,20 @@ func (rm *routingModel) meanRatio(ri, tokens int, gemm bool) float64 {
 	return sum / float64(len(t.ratio))
 }
 
-// table returns router ri's table for bin b, building it on first use.
+// table returns router ri's table for bin b, taking it from the shared
+// store or building it on first use.
 func (rm *routingModel) table(ri, b int) *routeTable {
 	if t := rm.tables[ri][b]; t != nil {
+		return t
+	}
+	if rm.sharedKey != "" {
+		if t := rm.shared.get(rm.sharedKey, ri, b); t != nil {
+			rm.tables[ri][b] = t
+			rm.built++
+			return t
+		}
+		t := rm.build(ri, b)
+		rm.shared.put(rm.sharedKey, ri, b, t)
 		return t
 	}
 	return rm.build(ri, b)
@@ -259,6 +279,7 @@ func (rm *routingModel) build(ri, b int) *routeTable {
 	t := &routeTable{}
 	tokens := binTokens(b)
 	rng := newDrawRNG(rm.seed, uint64(ri)<<32|uint64(b))
+	rm.routers[ri].restart()
 	evenM, evenE := rm.evenCost(tokens)
 	n := routeSamples
 	if tokens*rm.topK > bigDrawAssignments {

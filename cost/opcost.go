@@ -41,6 +41,9 @@ type OpCostConfig struct {
 	// VLLMVersion is the vLLM release simulated ("" : not given); it picks
 	// the kernels the device model prices (roofline.KernelsFor).
 	VLLMVersion string
+	// RoutingTables, when set, shares routing tables with the other cost
+	// models given it (moe_shared.go); nil: this model builds its own.
+	RoutingTables *RoutingTables
 }
 
 // OpCostModel prices a step operator by operator: for each layer of a

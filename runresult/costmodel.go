@@ -85,8 +85,9 @@ type MoEReport struct {
 	All2AllBackend string  `json:"all2all_backend"`
 	// Method says how per-expert counts are drawn and priced.
 	Method string `json:"method"`
-	// RoutingTables is the number of routing tables built (token-count
-	// bins x routers).
+	// RoutingTables is the number of routing tables the run used
+	// (token-count bins x routers), drawn by it or taken from a store
+	// shared with other runs (the same tables either way).
 	RoutingTables int `json:"routing_tables"`
 }
 

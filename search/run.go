@@ -16,6 +16,7 @@ import (
 	"github.com/ftk-dev/ftk/runresult"
 
 	"github.com/ftk-dev/ftk/batchjob"
+	"github.com/ftk-dev/ftk/cost"
 	"github.com/ftk-dev/ftk/simulate"
 )
 
@@ -150,6 +151,9 @@ func Run(ctx context.Context, s Settings, o Options) (*Outcome, error) {
 	all, err := s.Space.Enumerate()
 	if err != nil {
 		return nil, err
+	}
+	if o.Sim.RoutingTables == nil { // the candidates' probes share MoE routing tables
+		o.Sim.RoutingTables = cost.NewRoutingTables(0)
 	}
 	sh := o.Shard
 	if !sh.Whole() && (sh.Index < 0 || sh.Index >= sh.Count) {

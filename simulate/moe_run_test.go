@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,5 +118,56 @@ func TestReplayHistogramFewerThanTopK(t *testing.T) {
 	cfg.MoE = runresult.MoEConfig{Routing: runresult.RoutingReplay, Histogram: few}
 	if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "fewer than top-k") {
 		t.Errorf("a 2-expert histogram: %v", err)
+	}
+}
+
+// INV-16, end to end: a skewed-routing MoE run (and a disaggregated one)
+// that takes its routing tables from a store another run filled, at
+// another rate, writes the same bytes as a run drawing its own tables.
+func TestSharedRoutingTablesSameOutputs(t *testing.T) {
+	colocated := testConfig()
+	colocated.Model, colocated.Layout = "qwen3-30b-a3b", spec.Layout{TP: 2, EP: 2}
+	colocated.Engine.MaxModelLen = 4096
+	colocated.MoE = runresult.MoEConfig{Routing: runresult.RoutingSkewed, Seed: 5}
+	colocated.Workload = runresult.WorkloadConfig{Workload: "splitwise-conv", RatePerS: 8, NumRequests: 300, Seed: 2}
+	disagg := colocated
+	disagg.Mode = runresult.ModeDisaggregated
+	disagg.Disaggregation = runresult.DisaggregationConfig{PrefillInstances: 1, DecodeInstances: 1}
+	for name, cfg := range map[string]runresult.Config{"colocated": colocated, "disaggregated": disagg} {
+		run := func(cfg runresult.Config, store *cost.RoutingTables) string {
+			dir := t.TempDir()
+			src, _, err := openSource(cfg.Workload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Resolve(cfg, Options{RoutingTables: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Execute(r, src, Outputs{Dir: dir}, Options{RoutingTables: store}); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}
+		own := run(cfg, nil)
+		store := cost.NewRoutingTables(0)
+		fill := cfg
+		fill.Workload.RatePerS = 30
+		run(fill, store)
+		held := store.Len()
+		shared := run(cfg, store)
+		if held == 0 {
+			t.Fatalf("%s: the filling run shared no tables", name)
+		}
+		for _, f := range []string{runresult.RequestsCSVFile, runresult.SummaryFile, runresult.ConfigFile} {
+			a, err := os.ReadFile(filepath.Join(own, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(filepath.Join(shared, f))
+			if !bytes.Equal(a, b) {
+				t.Errorf("INV-16: %s: %s differs between a run drawing its own routing tables and one sharing them", name, f)
+			}
+		}
 	}
 }

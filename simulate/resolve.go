@@ -70,8 +70,8 @@ func (r *Resolved) Config() runresult.Config { return r.cfg }
 
 // Resolve checks cfg against its model and device and resolves its
 // defaults. opts.Predictors and opts.HostPredictors, when set, replace the
-// bundles cfg names (Resolve loads those otherwise); Resolve reads no
-// other field of opts.
+// bundles cfg names (Resolve loads those otherwise), and the cost models
+// take opts.RoutingTables; Resolve reads no other field of opts.
 func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func Resolve(cfg runresult.Config, opts Options) (*Resolved, error) {
 		cc := cost.OpCostConfig{Model: m, Layout: l, Device: d, Limits: e.EngineLimits,
 			Calibration: cfg.Calibration, Predictors: preds, BundleName: cfg.Bundle,
 			HostPredictors: hostPreds, ExecutionMode: e.ExecutionMode, MaxCaptureSize: cost.MaxCaptureSizeSpec(e.MaxCUDAGraphCaptureSize, e.EngineLimits, specTokens(r.spec)),
-			MoE: cfg.MoE, Histogram: hist, VLLMVersion: cfg.VLLMVersion}
+			MoE: cfg.MoE, Histogram: hist, VLLMVersion: cfg.VLLMVersion, RoutingTables: opts.RoutingTables}
 		cm, err := cost.NewOpCostModel(cc)
 		if err != nil {
 			return role{}, "", err

@@ -18,6 +18,10 @@ type Options struct {
 	// HostPredictors replaces the host bundle of Config.HostBundle: HOST_WALL
 	// predictors of the host-side step parts.
 	HostPredictors cost.PredictorSet
+	// RoutingTables, when set, shares MoE routing tables between the
+	// simulations given it (cost.RoutingTables: the same outputs, fewer
+	// tables drawn); nil: each simulation draws its own.
+	RoutingTables *cost.RoutingTables
 	// Observer sees every engine step.
 	Observer StepObserver
 	// Requests receives each request's metrics as it finishes.

@@ -18,6 +18,7 @@ import (
 	"github.com/ftk-dev/ftk/batchjob"
 	"github.com/ftk-dev/ftk/progress"
 	"github.com/ftk-dev/ftk/search"
+	"github.com/ftk-dev/ftk/simulate"
 	"github.com/ftk-dev/ftk/spec"
 	"github.com/urfave/cli/v3"
 )
@@ -204,7 +205,7 @@ func runSearch(ctx context.Context, cmd *cli.Command) error {
 	if cmd.String("emit") != "" {
 		return emitSearch(cmd)
 	}
-	o := search.Options{Dir: cmd.String("output"), Workers: cmd.Int("workers")}
+	o := search.Options{Dir: cmd.String("output"), Workers: cmd.Int("workers"), Sim: simulate.Options{RoutingTables: cost.NewRoutingTables(0)}}
 	if sh := cmd.String("shard"); sh != "" {
 		if o.Shard, err = batchjob.ParseShard(sh); err != nil {
 			return usageError("--shard: %v", err)
