@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ftk-dev/ftk/kerneldb"
 	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
@@ -317,4 +318,74 @@ func TestRestartKeepsRoutingDistribution(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The memo of an EP rank's roofline grouped GEMM returns what pricing it
+// returns, on a miss, a hit and after another key took the slot; a table
+// built through it equals one priced without it.
+func TestRankGEMMMemoExact(t *testing.T) {
+	cm := qwenEP8(t, runresult.MoEConfig{Routing: runresult.RoutingSkewed}, nil)
+	rm := cm.routing
+	direct := func(routed, most, active int) float64 {
+		x := []float64{float64(routed), float64(most), float64(active)}
+		ms, _ := cm.price(&rm.ops[rm.gemm], x)
+		return ms
+	}
+	for i := range 5000 {
+		routed := 1 + (i*7919)%3000
+		most := 1 + (i*104729)%routed
+		active := 1 + (i*31)%16
+		for range 2 {
+			if got, want := rm.rankGEMMMs(routed, most, active), direct(routed, most, active); got != want {
+				t.Fatalf("(%d, %d, %d): memo %v, priced %v", routed, most, active, got, want)
+			}
+		}
+	}
+	// Keys that share a slot, in turn: routed counts whose slots agree.
+	slot := func(routed, most, active int) uint64 {
+		return (uint64(routed)*0x9e3779b1 ^ uint64(most)<<4 ^ uint64(active)) & (gemmMemoSlots - 1)
+	}
+	pairs := 0
+	for r2 := 101; r2 < 5000 && pairs < 20; r2++ {
+		if slot(r2, 12, 9) != slot(100, 12, 9) || direct(r2, 12, 9) == direct(100, 12, 9) {
+			continue
+		}
+		pairs++
+		for _, r := range []int{100, r2, 100} {
+			if got, want := rm.rankGEMMMs(r, 12, 9), direct(r, 12, 9); got != want {
+				t.Fatalf("(%d, 12, 9) after a key of the same slot: memo %v, priced %v", r, got, want)
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no routed counts share a memo slot: the collision check checks nothing")
+	}
+	for _, tokens := range []int{5, 64, 300, 2000} {
+		b := int(rm.binOf[tokens])
+		withMemo := *rm.build(0, b)
+		rm.gemmMemo, rm.ops[rm.gemm].pred = nil, rooflinePred{cm, rm.gemm}
+		without := *rm.build(0, b)
+		rm.ops[rm.gemm].pred = nil
+		if withMemo != without {
+			t.Errorf("%d tokens: a table priced through the memo differs from one priced op by op", tokens)
+		}
+	}
+}
+
+// rooflinePred prices routed op i of cm's routing with the roofline, as a
+// table predictor (layerCost gives it all three features and does not
+// memoise it).
+type rooflinePred struct {
+	cm *OpCostModel
+	i  int
+}
+
+func (p rooflinePred) lookup(x []float64) (float64, kerneldb.Fit) {
+	return p.PredictMs(x), kerneldb.Fit(0)
+}
+func (p rooflinePred) table() string { return "roofline" }
+
+func (p rooflinePred) PredictMs(x []float64) float64 {
+	rm := p.cm.routing
+	return p.cm.roof.TimeMs(&rm.ops[p.i].op, x, p.cm.measurement) * p.cm.scale[rm.ops[p.i].comp]
 }

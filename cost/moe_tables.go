@@ -76,7 +76,23 @@ type routingModel struct {
 	names            []string
 	gemm, disp, comb int // indices in the routed group (-1: absent)
 	ops              []pricedOp
+	// gemmMemo caches the roofline-priced grouped GEMM of an EP rank by
+	// its features (nil: the GEMM has a predictor, or made on first use).
+	gemmMemo *gemmMemo
 }
+
+// gemmMemo caches an EP rank's grouped GEMM time by (routed, most,
+// active), the features layerCost prices it at: draws of a table give
+// ranks the same features again and again. A direct-mapped cache: a slot
+// keeps the last features stored there; a miss prices afresh. Only for the
+// built-in device model, whose price is a function of the features (a
+// predictor also counts its extrapolations, call by call).
+type gemmMemo struct {
+	key [gemmMemoSlots]uint64 // (routed+1)<<32 | most<<12 | active (0: empty)
+	ms  [gemmMemoSlots]float64
+}
+
+const gemmMemoSlots = 1024
 
 func newRoutingModel(m *spec.Model, l spec.Layout, c *OpCostConfig) (*routingModel, error) {
 	rm := &routingModel{cfg: c.MoE, experts: m.NumExperts, topK: m.TopK, ep: l.EP, local: m.NumExperts / l.EP,
@@ -338,6 +354,7 @@ func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uin
 			gemmX = x[:2] // a fitted predictor reads its two features only
 		}
 	}
+	memo := rm.ops[rm.gemm].pred == nil
 	maxRouted, copies := 0, 0
 	for _, c := range counts {
 		copies += int(c)
@@ -355,12 +372,18 @@ func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uin
 			continue // no tokens: never the slowest rank
 		}
 		maxRouted = max(maxRouted, routed)
-		x[0], x[1], x[2] = float64(routed), float64(most), float64(active)
-		ms, ex := cm.price(&rm.ops[rm.gemm], gemmX)
-		moeMs = max(moeMs, ms)
-		if ex {
-			mask |= 1 << rm.gemm
+		var ms float64
+		if memo {
+			ms = rm.rankGEMMMs(routed, int(most), active)
+		} else {
+			x[0], x[1], x[2] = float64(routed), float64(most), float64(active)
+			var ex bool
+			ms, ex = cm.price(&rm.ops[rm.gemm], gemmX)
+			if ex {
+				mask |= 1 << rm.gemm
+			}
 		}
+		moeMs = max(moeMs, ms)
 	}
 	for _, i := range []int{rm.disp, rm.comb} {
 		if i < 0 {
@@ -374,6 +397,30 @@ func (rm *routingModel) layerCost(counts []int32) (moeMs, epMs float64, mask uin
 		}
 	}
 	return moeMs, epMs, mask
+}
+
+// rankGEMMMs is the roofline price of one EP rank's grouped GEMM for
+// routed copies over active experts, the busiest taking most: from the
+// memo when its features are there, else priced (and stored) as layerCost
+// prices it.
+func (rm *routingModel) rankGEMMMs(routed, most, active int) float64 {
+	p := &rm.ops[rm.gemm]
+	x := [3]float64{float64(routed), float64(most), float64(active)}
+	if routed >= 1<<31 || most >= 1<<20 || active >= 1<<12 {
+		ms, _ := rm.cm.price(p, x[:])
+		return ms
+	}
+	if rm.gemmMemo == nil {
+		rm.gemmMemo = new(gemmMemo)
+	}
+	key := (uint64(routed)+1)<<32 | uint64(most)<<12 | uint64(active)
+	slot := (uint64(routed)*0x9e3779b1 ^ uint64(most)<<4 ^ uint64(active)) & (gemmMemoSlots - 1)
+	if rm.gemmMemo.key[slot] == key {
+		return rm.gemmMemo.ms[slot]
+	}
+	ms, _ := rm.cm.price(p, x[:])
+	rm.gemmMemo.key[slot], rm.gemmMemo.ms[slot] = key, ms
+	return ms
 }
 
 // LayerRoutedCost prices one MoE layer of stage 0 for per-expert token
