@@ -199,6 +199,7 @@ func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
 		LocalExperts: local, Experts: m.Experts, ElemBytes: 2, FP8: fp8, FP8Block: block}
 	gg := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: m.Hidden, ExpertWidth: max(m.InterSize/m.MoETP, 1),
 		LocalExperts: local, Experts: m.Experts, TopK: m.TopK, ElemBytes: eb, FP8: fp8, FP8Block: block}
+	gg.NonGatedExperts = nonGatedMoERow(m)
 	routed := float64(m.NumTokens) * float64(m.TopK) / float64(m.MoEEP)
 	x := []float64{routed, math.Ceil(routed / float64(local)), 0, float64(m.NumTokens)}
 	ms := r.TimeMs(&shuffle, []float64{float64(m.NumTokens)}, spec.KernelOnly) + r.TimeMs(&gg, x, spec.KernelOnly)
@@ -210,4 +211,19 @@ func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
 		ms += r.TimeMs(&route, []float64{float64(m.NumTokens)}, spec.KernelOnly)
 	}
 	return ms
+}
+
+// nemotronHMoEShapes are the (hidden, moe width, top-k, experts) of the
+// Nemotron-H models in AIConfigurator's vLLM MoE cases (the model configs
+// under src/aiconfigurator/model_configs at d5bad971c: Nemotron-3 Nano
+// 30B-A3B 2688/1856/6/128, Super 120B-A12B and Ultra 550B-A55B at their
+// MoE latent sizes 1024 and 2048: 1024/2688/22/512, 2048/5120/22/512).
+var nemotronHMoEShapes = map[[4]int]bool{{2688, 1856, 6, 128}: true, {1024, 2688, 22, 512}: true, {2048, 5120, 22, 512}: true}
+
+// nonGatedMoERow says a moe row's experts are non-gated: the vLLM 0.24.0
+// collector builds a Nemotron-H layer with the model's activation,
+// relu2_no_mul (collect_moe.py at d5bad971c), whose w13 holds one
+// projection, not two; the 0.14.0 collector builds every layer gated.
+func nonGatedMoERow(m *kerneldb.MoERow) bool {
+	return kerneldb.CompareVersions(m.Version, "0.24.0") >= 0 && nemotronHMoEShapes[[4]int{m.Hidden, m.InterSize, m.TopK, m.Experts}]
 }

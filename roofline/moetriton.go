@@ -138,16 +138,20 @@ type moeLayerShape struct {
 	T, P, A       float64
 	topK, E, L    float64
 	H, N          float64
+	gates         float64 // projections before the activation: 2 (gate, up), 1 non-gated
 	weightBytes   float64
 	fp8, fp8Block bool
 }
 
 // moeShape reads grouped GEMM o at features x.
 func moeShape(o *spec.Op, x []float64) moeLayerShape {
-	s := moeLayerShape{T: batchTokens(o, x), P: x[0], A: o.ActiveExperts(x), topK: float64(max(o.TopK, 1)),
+	s := moeLayerShape{T: batchTokens(o, x), P: x[0], A: o.ActiveExperts(x), topK: float64(max(o.TopK, 1)), gates: 2,
 		L: float64(max(o.LocalExperts, 1)), H: float64(o.K), N: float64(o.ExpertWidth),
 		weightBytes: float64(o.ElemBytes), fp8: o.FP8, fp8Block: o.FP8 && o.FP8Block}
 	s.E = math.Max(float64(o.Experts), s.L)
+	if o.NonGatedExperts {
+		s.gates = 1
+	}
 	return s
 }
 
@@ -229,11 +233,12 @@ func (m *TritonMoE) gemmUs(s moeLayerShape, tuned, scaled bool, d *Device) float
 		p := m.Norm
 		return math.Pow(math.Pow(hbmUs, p)+math.Pow(operandUs, p)+math.Pow(mmaUs, p)+math.Pow(progUs, p), 1/p)
 	}
-	us := m.FloorUs + launch(2*s.N, s.H) + launch(s.H, s.N)
-	// SiLU-and-mul over every pair's [2 x width] row, and moe_sum of the
-	// top-k rows of every token (BF16 caches).
+	us := m.FloorUs + launch(s.gates*s.N, s.H) + launch(s.H, s.N)
+	// SiLU-and-mul over every pair's [2 x width] row (the activation over
+	// [width] when non-gated), and moe_sum of the top-k rows of every token
+	// (BF16 caches).
 	pairs := s.T * s.topK
-	us += (pairs*s.N*6 + pairs*s.H*2 + s.T*s.H*2) / (hbm * m.EltwiseEff)
+	us += (pairs*s.N*2*(s.gates+1) + pairs*s.H*2 + s.T*s.H*2) / (hbm * m.EltwiseEff)
 	if s.fp8 && m.QuantEff > 0 {
 		// The hidden states and the activation's output quantized to FP8:
 		// read two bytes, write one, per element.

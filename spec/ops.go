@@ -138,6 +138,9 @@ type Op struct {
 	// FP8Block says FP8 weights are quantized in blocks and activations per
 	// token group (Model.FP8Block).
 	FP8Block bool
+	// NonGatedExperts says a grouped GEMM's experts project once before
+	// their activation (Nemotron-H's relu2), not twice (gate and up).
+	NonGatedExperts bool
 	// UniformRouting says top-k routing runs the profilers' round-robin
 	// path (one kernel per expert choice, RoutingPathUniform), not vLLM's
 	// fused top-k (roofline.Roofline).
