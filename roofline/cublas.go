@@ -148,6 +148,13 @@ func (r Roofline) cuBLASUs(o *spec.Op, m float64) float64 {
 // rows, every fifth held out (cost/cublas_test.go).
 var hopperCuBLAS = CuBLAS{FloorUs: 2.683, IterUs: 0.07412, MMAEff: 0.846, MemEff: 0.8571, CTAGBps: 201.6, SplitKUs: 2.352, L2Gain: 1.955}
 
+// Ampere takes hopperCuBLAS unfitted (curves.go; its tiles are mma.sync's,
+// not a warpgroup's): held out, the A100's vLLM 0.14.0 BF16 rows (9,240)
+// are priced at 22.4% MAPE (bias -21.2%: its GEMMs run slower than
+// Hopper's terms say) where the GEMM class's curve prices them at 53.7%
+// (+51.2%, its floor and roofs fitted partly on eager rows of Frontier's
+// A800).
+
 // blackwellCuBLAS is fitted the same way on AIConfigurator's vLLM 0.24.0
 // B200 SXM BF16 gemm rows (35,742 shapes), every fifth held out
 // (cost/cublas_test.go), on the B200's own SM count, dense peak (at its

@@ -19,7 +19,7 @@ func TestCuBLASPricesNamedKernelOnly(t *testing.T) {
 	if k := KernelsFor(spec.ArchHopper, "0.14.0"); k.BF16GEMM != KernelFLinear {
 		t.Errorf("Hopper, vLLM 0.14.0: BF16 GEMM kernel %q, want %q", k.BF16GEMM, KernelFLinear)
 	}
-	for _, c := range []struct{ arch, version string }{{spec.ArchHopper, ""}, {spec.ArchAmpere, "0.14.0"}, {spec.ArchAda, "0.24.0"}} {
+	for _, c := range []struct{ arch, version string }{{spec.ArchHopper, ""}, {spec.ArchAmpere, ""}, {spec.ArchAda, "0.24.0"}} {
 		if k := KernelsFor(c.arch, c.version); k.BF16GEMM != "" {
 			t.Errorf("%s, vLLM %q: BF16 GEMM kernel %q, want the curve's (empty)", c.arch, c.version, k.BF16GEMM)
 		}
@@ -53,12 +53,13 @@ func TestCuBLASPricesNamedKernelOnly(t *testing.T) {
 
 // Blackwell's cuBLAS terms price the B200 (compute capability 10.0) only:
 // the RTX PRO 6000 (12.0, no tcgen05 MMA) keeps the GEMM class's curve
-// even with the kernel named.
+// even with the kernel named, as Ada does; Hopper and Ampere (Hopper's
+// terms) take the model.
 func TestCuBLASOnDataCenterBlackwellOnly(t *testing.T) {
 	for _, c := range []struct {
 		device string
 		cuBLAS bool
-	}{{"b200", true}, {"rtxpro6000", false}, {"h100", true}, {"l40s", false}, {"a100", false}} {
+	}{{"b200", true}, {"rtxpro6000", false}, {"h100", true}, {"l40s", false}, {"a100", true}} {
 		d, err := LookupDevice(c.device)
 		if err != nil {
 			t.Fatal(err)

@@ -107,10 +107,11 @@ func MoEKernelOfSource(source string) string {
 //     dispatch_unquantized_gemm returns (vllm/model_executor/layers/
 //     utils.py), on CUDA torch.nn.functional.linear, which PyTorch runs
 //     with cuBLAS; priced by the cuBLAS model on Hopper (terms fitted on
-//     vLLM 0.14.0's rows, held out on 0.24.0's) and on Blackwell of
-//     compute capability 10.0 (its own terms, fitted on vLLM 0.24.0's
-//     B200 rows). Without a version, the GEMM class's curve (fitted on the
-//     profiles of older stacks, curves.go) prices it.
+//     vLLM 0.14.0's rows, held out on 0.24.0's), on Blackwell of compute
+//     capability 10.0 (its own terms, fitted on vLLM 0.24.0's B200 rows)
+//     and on Ampere (Hopper's terms, held out: cublas.go). Without a
+//     version, the GEMM class's curve (fitted on the profiles of older
+//     stacks, curves.go) prices it.
 //   - FP8Linear: vLLM 0.24's dispatch (fp8linear.go) on Hopper and
 //     Blackwell, read from the 0.24.0 tables and vLLM's selection code;
 //     other versions are not given.
@@ -138,7 +139,7 @@ func MoEKernelOfSource(source string) string {
 //     that collected 0.24.0: an upper bound on its release).
 func KernelsFor(arch, vllmVersion string) Kernels {
 	var k Kernels
-	if vllmVersion != "" && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
+	if vllmVersion != "" && (arch == spec.ArchHopper || arch == spec.ArchBlackwell || arch == spec.ArchAmpere) {
 		k.BF16GEMM = KernelFLinear
 	}
 	if arch == spec.ArchBlackwell && vllmVersion != "" && !versionBefore(vllmVersion, "0.24.0") {
