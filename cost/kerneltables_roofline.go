@@ -202,6 +202,12 @@ func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
 	gg.NonGatedExperts = nonGatedMoERow(m)
 	routed := float64(m.NumTokens) * float64(m.TopK) / float64(m.MoEEP)
 	x := []float64{routed, math.Ceil(routed / float64(local)), 0, float64(m.NumTokens)}
+	if groups := groupedTopKMoERow(m); groups > 0 {
+		// Balanced logits tie every group: each token's experts come from
+		// the same share of the groups, so only that share of the experts
+		// gets rows.
+		x[spec.ActiveExpertsFeature] = math.Max(1, math.Min(float64(local), routed)*groups)
+	}
 	ms := r.TimeMs(&shuffle, []float64{float64(m.NumTokens)}, spec.KernelOnly) + r.TimeMs(&gg, x, spec.KernelOnly)
 	if kerneldb.CompareVersions(m.Version, "0.24.0") >= 0 {
 		// The 0.24.0 collector (collect_moe.py at d5bad971c) calls the
@@ -226,4 +232,20 @@ var nemotronHMoEShapes = map[[4]int]bool{{2688, 1856, 6, 128}: true, {1024, 2688
 // projection, not two; the 0.14.0 collector builds every layer gated.
 func nonGatedMoERow(m *kerneldb.MoERow) bool {
 	return kerneldb.CompareVersions(m.Version, "0.24.0") >= 0 && nemotronHMoEShapes[[4]int{m.Hidden, m.InterSize, m.TopK, m.Experts}]
+}
+
+// groupedTopKMoERow is the share of the experts a vLLM 0.24.0 moe row of
+// DeepSeek-V3's shape (7168/2048/8/256) routes to: its collector routes
+// such a layer with the model's grouped top-k (n_group 8, topk_group 4:
+// the model config at AIConfigurator d5bad971c; collect_moe.py's
+// use_grouped_topk for deepseek_v3), and the balanced logits give every
+// group the same score, so every token picks its experts from the same 4
+// of 8 groups: half the experts. 0 for other rows, and under expert
+// parallelism, where which rank holds the chosen groups depends on how
+// the ties break (not read).
+func groupedTopKMoERow(m *kerneldb.MoERow) float64 {
+	if kerneldb.CompareVersions(m.Version, "0.24.0") >= 0 && m.MoEEP == 1 && m.Hidden == 7168 && m.InterSize == 2048 && m.TopK == 8 && m.Experts == 256 {
+		return 4.0 / 8
+	}
+	return 0
 }
