@@ -41,8 +41,9 @@ import (
 //     flashinfer include/flashinfer/trtllm/fmha/fmhaKernels.cuh,
 //     numCtasPerSeqKv = min(KV steps, SMs / CTAs)), each iterating over
 //     its 128-key blocks at IterUs a block after CTAUs + CTADimUs x head
-//     dim / 128 (x GroupCost for a group of 9-16 query heads, twice that
-//     past 16; x FP8CTAScale with FP8 KV), the CTAs spread over the SMs.
+//     dim / 128 (x 1 + GroupCost for 9-16 packed query rows a KV head,
+//     query heads x query tokens, x 1 + 2 GroupCost past 16; x
+//     FP8CTAScale with FP8 KV), the CTAs spread over the SMs.
 //
 // Prefill: CTA tiles of 128 query tokens of one query head, each
 // PrefillCTAUs plus PrefillIterUs a 128-key block to the causal end of its
