@@ -59,17 +59,18 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 		a.bias += e
 	}
 	for _, g := range t.GEMM {
-		eb, fp8 := 2, false
+		fp8 := false
 		switch g.Dtype {
 		case "bfloat16", "float16":
 		case "fp8", "fp8_block":
-			eb, fp8 = 1, true
+			fp8 = true
 		default:
 			continue
 		}
-		o := spec.Op{Name: spec.OpAttnPostProj, Family: spec.FamilyLinear, Kernels: 1, K: g.K, N: g.N, ElemBytes: eb, FP8: fp8}
-		ms := r.TimeMs(&o, []float64{float64(g.M)}, spec.KernelOnly)
-		if !fp8 {
+		var ms float64
+		if fp8 {
+			ms = FP8GEMMRowMs(r, &g)
+		} else {
 			ms = BF16GEMMRowMs(r, &g)
 		}
 		if q, ok := roofline.LookupFP8QuantPath(g.Version, g.Dtype, g.KernelSource, d.Name); ok && fp8 {

@@ -65,9 +65,10 @@ type FP8QuantPath struct {
 // least squares (relative error) on H100 SXM rows, every fifth row (in
 // file order) held out, with the GEMM priced by the device model
 // (FP8ComputeEff 0.6 unchanged: freed, its fitted scale is 0.98-0.99 for
-// the CUTLASS rows and 1.05-1.06 for the DeepGEMM ones of 0.14.0,
-// 1.01-1.02 for the CUTLASS rows of 0.24.0, with and without the K loop's
-// split, skinnygemm.go); the eager ones by Nelder-Mead on the same
+// the CUTLASS rows and 1.05-1.06 for the DeepGEMM ones of 0.14.0, with
+// and without the K loop's split, skinnygemm.go), except vLLM 0.24.0's
+// CUTLASS per-tensor rows, whose GEMM is the CUTLASS model's
+// (cutlassfp8.go); the eager ones by Nelder-Mead on the same
 // relative error (cost/fp8quant_test.go refits both).
 var fp8QuantPaths = []FP8QuantPath{
 	// Collector at 5ef50c9 (vLLM 0.14.0, the H100 0.14.0 table): Fp8Config
@@ -86,10 +87,14 @@ var fp8QuantPaths = []FP8QuantPath{
 	// Collector at d5bad97 (vLLM 0.24.0): activation_scheme "dynamic",
 	// process_weights_after_loading called; dynamic per-tensor
 	// quantization (amax pass with one atomic a token + quantize pass) +
-	// CUTLASS, in a CUDA graph. Fitted on H100; applied to every device's
-	// rows of this source.
+	// CUTLASS, in a CUDA graph. The GEMM is priced by the CUTLASS model
+	// (cutlassfp8.go), fitted with this term per device
+	// (cost/cutlassfp8_test.go): B200's own; H100's, applied to every
+	// other device's rows of this source.
+	{Table: "0.24.0", Dtype: "fp8", KernelSource: "CutlassFP8ScaledMMLinearKernel", Device: "b200", Path: "dynamic per-tensor quantization + CUTLASS scaled_mm",
+		FloorUs: 3.38, BytesPerElem: 12.49, TokenUs: 0.00415},
 	{Table: "0.24.0", Dtype: "fp8", KernelSource: "CutlassFP8ScaledMMLinearKernel", Path: "dynamic per-tensor quantization + CUTLASS scaled_mm",
-		FloorUs: 2.40, BytesPerElem: 6.03, TokenUs: 0.00614},
+		FloorUs: 2.313, BytesPerElem: 4.452, TokenUs: 0.00621},
 	// Same collector, fp8_block: Fp8Config activation_scheme "dynamic",
 	// 128x128 weight blocks, one layer called eagerly six times
 	// (benchmark_with_power with use_cuda_graph=False, latency / 1 layer):

@@ -173,6 +173,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 			return f.prefillUs(o, x, d.SMs, d.HBMGBps) / 1e3
 		}
 	}
+	if c, ok := r.cutlassFP8GEMM(o); ok && len(x) > 0 {
+		return (r.CutlassFP8Us(c, o, x[0]) + qkNormUs + r.servedActQuantUs(o, x)) / 1e3 // cutlassfp8.go
+	}
 	if r.cuBLASGEMM(o) && len(x) > 0 {
 		return (r.cuBLASUs(o, x[0]) + qkNormUs) / 1e3 // cublas.go
 	}

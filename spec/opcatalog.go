@@ -22,7 +22,7 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 		kvh = qh
 	}
 	lin := func(name string, k, n, kernels int) Op {
-		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, K: k, N: n, ElemBytes: eb, FP8: m.FP8Compute}
+		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, K: k, N: n, ElemBytes: eb, FP8: m.FP8Compute, FP8Block: m.FP8Compute && m.FP8Block}
 	}
 	elem := func(name string, width, kernels int) Op {
 		return Op{Name: name, Family: OpFamily(name), Kernels: kernels, Width: width, ElemBytes: ab}
