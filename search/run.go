@@ -269,17 +269,6 @@ func confirmRate(g grid, p *prober, o *rateOutcome, lowK int, outside func(k int
 	if long <= p.wl.n {
 		return nil // a trace replayed in order has no more requests
 	}
-	// stop ends the search once its rate, below index hi, cannot enter.
-	stop := func(hi int) bool {
-		if outside == nil || hi-1 < lowK || !outside(hi-1) {
-			return false
-		}
-		o.found, o.outside, o.bound = false, true, hi-1
-		return true
-	}
-	if stop(o.best + 1) {
-		return nil
-	}
 	// holds runs the short probe (kept in o.probes) then the long one.
 	// Only the first long run's failure is reported (its reason, and the
 	// throughput it completed): the others, and the short probes, are
@@ -305,6 +294,23 @@ func confirmRate(g grid, p *prober, o *rateOutcome, lowK int, outside func(k int
 			o.why = pr.Why
 		}
 		return pr.Pass, pr.completedRPS, nil
+	}
+	return confirmSearch(g, o, lowK, holds, outside)
+}
+
+// confirmSearch is confirmRate's search over the grid, with holds the test
+// of a rate index (the long run's verdict and the throughput it completed).
+func confirmSearch(g grid, o *rateOutcome, lowK int, holds func(k int) (bool, float64, error), outside func(k int) bool) error {
+	// stop ends the search once its rate, below index hi, cannot enter.
+	stop := func(hi int) bool {
+		if outside == nil || hi-1 < lowK || !outside(hi-1) {
+			return false
+		}
+		o.found, o.outside, o.bound = false, true, hi-1
+		return true
+	}
+	if stop(o.best + 1) {
+		return nil
 	}
 	ok, done, err := holds(o.best)
 	if err != nil || ok {

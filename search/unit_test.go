@@ -229,3 +229,54 @@ func TestRejects(t *testing.T) {
 		}
 	}
 }
+
+// INV-15: confirmSearch, stopped once the rate can no longer enter the top
+// K, stops only where the search run to the end finds a rate below the
+// bound it stopped at (so the candidate is outside the top K either way),
+// and otherwise finds that search's rate; on holds that are not monotone
+// in the rate too (a long run failing at one rate and holding above it).
+func TestConfirmStopsOnlyOutside(t *testing.T) {
+	g := grid{tol: 0.02}
+	rng := rand.New(rand.NewPCG(5, 6))
+	stopped := 0
+	for trial := range 3000 {
+		lowK := rng.IntN(20)
+		best := lowK + rng.IntN(60)
+		capK := lowK - 1 + rng.IntN(best-lowK+2) // holds at or below capK
+		holey := map[int]bool{}                  // non-monotone: fails at a few indices below capK
+		for range rng.IntN(3) {
+			holey[lowK+rng.IntN(best-lowK+1)] = true
+		}
+		done := 0.0
+		if rng.IntN(2) == 0 {
+			done = g.rate(capK) * (1 + 0.05*rng.Float64())
+		}
+		holds := func(k int) (bool, float64, error) {
+			if k == best {
+				return k <= capK && !holey[k], done, nil
+			}
+			return k <= capK && !holey[k], 0, nil
+		}
+		full := rateOutcome{best: best, found: true}
+		if err := confirmSearch(g, &full, lowK, holds, nil); err != nil {
+			t.Fatal(err)
+		}
+		enterK := lowK + rng.IntN(best-lowK+3) // enters the top K at or above enterK
+		o := rateOutcome{best: best, found: true}
+		if err := confirmSearch(g, &o, lowK, holds, func(k int) bool { return k < enterK }); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case o.outside:
+			stopped++
+			if full.found && full.best >= enterK || full.found && full.best > o.bound {
+				t.Fatalf("INV-15: trial %d: stopped below %d (enters at %d), the full search finds %d", trial, o.bound+1, enterK, full.best)
+			}
+		case o.found != full.found || o.found && o.best != full.best || o.unconfirmed != full.unconfirmed:
+			t.Fatalf("INV-15: trial %d: found %v at %d, the full search %v at %d", trial, o.found, o.best, full.found, full.best)
+		}
+	}
+	if stopped < 300 {
+		t.Errorf("stopped %d times in 3000: the test compares little", stopped)
+	}
+}
