@@ -11,7 +11,9 @@ import (
 // and decode alike. The terms are read from, and fitted on, NVIDIA
 // AIConfigurator's vLLM 0.14.0 H100 SXM tables (context_attention_perf
 // and generation_attention_perf, kernel source vllm_flash_attn, head
-// dim 128, BF16 and FP8 KV caches): each row is one CUDA-graph replay of
+// dim 128, BF16 and FP8 KV caches) and, for vLLM 0.24.0 (ByKernel), its
+// 0.24.0 tables (vllm_flash_attn_fa3, head dims 64-256): each row is one
+// CUDA-graph replay of
 // one layer's FlashAttentionImpl.forward, which runs the KV-cache write
 // (reshape_and_cache_flash) and the attention kernel
 // (ai-dynamo/aiconfigurator collector/vllm/collect_attn.py at 5ef50c9 and
@@ -30,16 +32,21 @@ import (
 //     were split DecodeSplitSeqs/batch ways (at most), so up to
 //     DecodeSplitSeqs sequences take the same time: one KV head of one
 //     sequence at 32,767 tokens reads 0.8 TB/s, eight heads 2.8 TB/s;
+//     (0.24.0's rows instead follow FA3's own split, DecodeMaxSplits);
 //   - a CTA limit: one CTA per (sequence, KV head) with the query heads of
 //     its group packed (FA3's pack_gqa), DecodeCTAUs each plus
-//     DecodeBlockUs per 128-key block, spread over the SMs: 256 sequences
-//     of 8 KV heads at 1-16 cached tokens take 65-67 us where bytes give 1.
+//     DecodeBlockUs per 128-key block (head dim 128; other head dims per
+//     block of fa3DecodeKeys keys, by its bytes), spread over the SMs: 256
+//     sequences of 8 KV heads at 1-16 cached tokens take 65-67 us where
+//     bytes give 1.
 //
-// Prefill: CTAs of 128 packed rows (query tokens x the query heads of a
-// KV head) per KV head and sequence, each iterating over 128-key blocks up
-// to the causal end of its last row, PrefillIterUs a block (BF16; FP8 KV
-// runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8) scaled by
-// head dim / 128, plus PrefillCTAUs per CTA; the work spread over the SMs
+// Prefill: CTAs of FA3's tile (fa3Tile: 128 packed rows, query tokens x
+// the query heads of a KV head, by 128 keys at head dim 128) per KV head
+// and sequence, each iterating over key blocks up to the causal end of
+// its last row, PrefillIterUs a 128 x 128 block at head dim 128 (BF16;
+// FP8 KV runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8),
+// other tiles by their MMAs (rows x keys x head dim), plus PrefillCTAUs
+// per CTA (PrefillCTAUsFP8 with an FP8 cache); the work spread over the SMs
 // plus PrefillTail of the longest CTA (the last wave's imbalance), or the
 // HBM roof, over a floor. A grid of few CTAs (few query tokens over long
 // cached keys: one token over 100,000 cached ones is 8 CTAs of Llama-3.1-8B)
@@ -57,15 +64,74 @@ type FA3 struct {
 	PrefillFloorUs                        float64
 	PrefillIterUs, PrefillIterUsFP8       float64
 	PrefillCTAUs, PrefillTail             float64
+	// PrefillCTAUsFP8 is a prefill CTA's cost beside its iterations with
+	// an FP8 cache (0: PrefillCTAUs).
+	PrefillCTAUsFP8 float64
+	// PrefillOneWarpgroup prices a sequence of at most 64 packed query
+	// rows at head dim 64 or 128 with FA3's one-warpgroup 64-row tile
+	// (fa3Tile); false: the 128-row tile.
+	PrefillOneWarpgroup bool
 	// CombineUs is flash_fwd_combine's time beside its bytes, when a
 	// prefill splits its keys.
 	CombineUs float64
+	// DecodeMaxSplits, when set, prices the decode's stream limit with
+	// FA3's own key split (fa3Splits, bounded by DecodeMaxSplits, vLLM's
+	// flash_attn_max_num_splits_for_cuda_graph): each (sequence, KV head)
+	// reads its KV with that many CTAs at DecodeStreamGBps each. 0: the
+	// DecodeSplitSeqs form above, which vLLM 0.14.0's rows follow.
+	DecodeMaxSplits int
+	// DecodeWideTile is a decode block's cost at head dims over 128,
+	// where FA3 has no one-warpgroup decode tile (hopper/heuristics.h
+	// use_one_mma_wg: head dim 64 or 128 only) and runs its 128-row
+	// prefill tile, over what its bytes give at head dim 128's rate;
+	// DecodeWideTileFP8 multiplies it for an FP8 cache. 0: 1.
+	DecodeWideTile, DecodeWideTileFP8 float64
+	// ByKernel holds the terms of FA3 as other vLLM versions run it, by
+	// Kernels.Attention (AttentionFA3: vLLM 0.24.0's); a kernel not in it
+	// is priced by these terms.
+	ByKernel map[string]*FA3
 }
 
-// fa3TileRows and fa3TileKeys are the CTA tile of FA3 at head dim 128: 128
-// query rows by 128 keys an iteration (a stated approximation for other
-// head dims, whose time scales by head dim instead).
-const fa3TileRows, fa3TileKeys = 128, 128
+// fa3TileKeys is the key block FA3 iterates over at head dim 128.
+const fa3TileKeys = 128
+
+// fa3DecodeKeys is the key block of FA3's decode CTA on sm_90 at head dim
+// hd (hopper/tile_size.h: head dims 64 and 128 with at most 64 packed
+// query rows take one MMA warpgroup, 64 x 192 and 64 x 128; the others
+// their prefill tiles over a paged cache, 128 x 128, 96, 80).
+func fa3DecodeKeys(hd int) float64 {
+	switch {
+	case hd <= 64:
+		return 192
+	case hd <= 128:
+		return 128
+	case hd <= 192:
+		return 96
+	}
+	return 80
+}
+
+// fa3Tile is FA3's CTA tile on sm_90 for a causal prefill of head dim hd
+// over vLLM's paged KV cache (pages of 16-64 tokens, not a multiple of the
+// key block, so FA3 loads them without TMA): query rows by keys an
+// iteration, from vllm-project/flash-attention hopper/tile_size.h
+// (tile_size_fwd_sm90, 16-bit inputs, head dim of V the same), for
+// sequences of packedRows query rows (tokens x GQA group).
+func fa3Tile(hd int, packedRows float64, oneWG bool) (rows, keys float64) {
+	if oneWG && packedRows <= 64 && (hd == 64 || hd == 128) {
+		// One MMA warpgroup (hopper/heuristics.h use_one_mma_wg).
+		return 64, fa3DecodeKeys(hd)
+	}
+	switch {
+	case hd <= 96:
+		return 192, 128
+	case hd <= 128:
+		return 128, 128
+	case hd <= 192:
+		return 128, 96
+	}
+	return 128, 80
+}
 
 // hopperFA3 is FA3 fitted on AIConfigurator's vLLM 0.14.0 H100 SXM
 // attention tables (testdata/aiconfigurator/h100_sxm/attention/vllm/0.14.0,
@@ -76,6 +142,26 @@ var hopperFA3 = FA3{
 	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
 	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
 	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.826, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
+	ByKernel: map[string]*FA3{AttentionFA3: &hopperFA3v024},
+}
+
+// hopperFA3v024 is FA3 as vLLM 0.24.0 runs it, fitted on AIConfigurator's
+// vLLM 0.24.0 H100 SXM tables
+// (testdata/aiconfigurator-0.24/h100_sxm/attention/vllm/0.24.0, kernel
+// source vllm_flash_attn_fa3, head dims 64-256) as hopperFA3 is:
+// TestFA3AttentionRefit. Its decode reads few sequences' KV faster than
+// 0.14.0's (one sequence of one KV head at 131,071 cached tokens: 51 us,
+// 0.14.0 88 us; four: 105 us, 0.14.0 286 us): the rows follow FA3's
+// scheduler split bounded at 32 (vLLM's default since PR #25495), where
+// 0.14.0's read as a fixed 16 CTAs a KV head (what changed between the two
+// is not identified in the source read). Its decode blocks at head dims
+// 192 and 256, which have no one-warpgroup tile, cost 1.48x their bytes'
+// share at head dim 128's rate, 1.72x with an FP8 cache.
+var hopperFA3v024 = FA3{
+	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 17.31, DecodeMaxSplits: 32,
+	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.168,
+	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.857, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 4.64,
+	PrefillOneWarpgroup: true,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -90,7 +176,20 @@ func (f *FA3) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 	}
 	kvBytes := 2 * ctx * float64(o.HeadDim*o.ElemBytes) // one KV head of one sequence
 	streamUs := b * kvBytes / (math.Max(b, f.DecodeSplitSeqs) * stream * 1e3)
-	ctaUs := b * float64(max(o.KVHeads, 1)) * (f.DecodeCTAUs + f.DecodeBlockUs*math.Ceil(ctx/fa3TileKeys)) / float64(sms)
+	if f.DecodeMaxSplits > 0 {
+		splits := fa3Splits(b, 1, math.Ceil((ctx+1)/fa3TileKeys), float64(max(o.KVHeads, 1)), sms, f.DecodeMaxSplits)
+		streamUs = kvBytes / (splits * stream * 1e3)
+	}
+	keys := fa3DecodeKeys(o.HeadDim)
+	blockUs := f.DecodeBlockUs * keys * float64(o.HeadDim) / (fa3TileKeys * 128) // a block's bytes over head dim 128's
+	if o.HeadDim > 128 {
+		// No one-warpgroup decode tile: 128 query rows a CTA.
+		blockUs *= nonZero(f.DecodeWideTile, 1)
+		if o.ElemBytes == 1 {
+			blockUs *= nonZero(f.DecodeWideTileFP8, 1)
+		}
+	}
+	ctaUs := b * float64(max(o.KVHeads, 1)) * (f.DecodeCTAUs + blockUs*math.Ceil(ctx/keys)) / float64(sms)
 	return f.DecodeFloorUs + math.Max(memUs, math.Max(streamUs, ctaUs))
 }
 
@@ -104,18 +203,24 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	seqs, q, ctx := prefillShape(x)
 	kvHeads := float64(max(o.KVHeads, 1))
 	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1))
-	tiles := math.Ceil(q * group / fa3TileRows)
+	rows, keys := fa3Tile(o.HeadDim, q*group, f.PrefillOneWarpgroup)
+	tiles := math.Ceil(q * group / rows)
 	// Key blocks each tile iterates over: to the causal end of its last row.
-	blocks := fa3CausalBlocks(tiles, q, ctx, group)
-	keyBlocks := math.Ceil((ctx + q) / fa3TileKeys)
+	blocks := fa3CausalBlocks(tiles, q, ctx, group, rows, keys)
+	keyBlocks := math.Ceil((ctx + q) / keys)
 	splits := fa3Splits(seqs, tiles, keyBlocks, kvHeads, sms, fa3MaxSplits(seqs*q))
 	iter := f.PrefillIterUs
 	if o.ElemBytes == 1 {
 		iter = f.PrefillIterUsFP8
 	}
-	iter *= float64(o.HeadDim) / 128
-	longest := math.Ceil(keyBlocks/splits)*iter + f.PrefillCTAUs
-	computeUs := seqs*kvHeads*(blocks*iter+splits*tiles*f.PrefillCTAUs)/float64(sms) + f.PrefillTail*longest
+	// An iteration's MMAs scale with the tile and the head dim.
+	iter *= rows * keys * float64(o.HeadDim) / (128 * 128 * 128)
+	ctaUs := f.PrefillCTAUs
+	if o.ElemBytes == 1 {
+		ctaUs = nonZero(f.PrefillCTAUsFP8, ctaUs)
+	}
+	longest := math.Ceil(keyBlocks/splits)*iter + ctaUs
+	computeUs := seqs*kvHeads*(blocks*iter+splits*tiles*ctaUs)/float64(sms) + f.PrefillTail*longest
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
@@ -217,20 +322,28 @@ func fa3SplitHeuristic(mblocks, sms, nBlocks int) int {
 const fa3ExactTiles = 64
 
 // fa3CausalBlocks is the key blocks the tiles of a causal prefill of q
-// tokens over ctx cached ones iterate over, tiles of fa3TileRows packed
-// rows (group query heads a token): each to the causal end of its last
-// row.
-func fa3CausalBlocks(tiles, q, ctx, group float64) float64 {
-	rows := fa3TileRows / group // tokens a tile
+// tokens over ctx cached ones iterate over, tiles of tileRows packed
+// rows (group query heads a token) over blocks of tileKeys keys: each to
+// the causal end of its last row.
+func fa3CausalBlocks(tiles, q, ctx, group, tileRows, tileKeys float64) float64 {
+	rows := tileRows / group // tokens a tile
 	if tiles <= fa3ExactTiles {
 		blocks := 0.0
 		for t := 1.0; t <= tiles; t++ {
-			blocks += math.Ceil((ctx + math.Min(q, math.Ceil(t*rows))) / fa3TileKeys)
+			blocks += math.Ceil((ctx + math.Min(q, math.Ceil(t*rows))) / tileKeys)
 		}
 		return blocks
 	}
 	// Tiles ending before q: ends t x rows; the rest end at q.
 	inner := math.Min(math.Floor(q/rows), tiles)
 	ends := ctx*inner + rows*inner*(inner+1)/2 + (tiles-inner)*(ctx+q)
-	return ends/fa3TileKeys + tiles/2
+	return ends/tileKeys + tiles/2
+}
+
+// nonZero returns v, or def when v is 0.
+func nonZero(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }

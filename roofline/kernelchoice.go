@@ -26,7 +26,10 @@ type Kernels struct {
 	// Attention is the attention kernel family: AttentionTRTLLM
 	// (FlashInfer's TRT-LLM kernels, vllm_flashinfer_trtllm*),
 	// AttentionTriton (vLLM's Triton unified attention,
-	// vllm_triton_attn); empty: the device's default.
+	// vllm_triton_attn), AttentionFA3 (FlashAttention-3 as vLLM 0.24.0
+	// runs it, vllm_flash_attn_fa3), AttentionFA4 (FlashAttention-4,
+	// vllm_flash_attn_fa4); empty: the device's default (on Hopper FA3 as
+	// vLLM 0.14.0 runs it, vllm_flash_attn).
 	Attention string
 	// MoE is the fused-MoE kernel (moeblackwell.go: MoEFlashInferTRTLLM,
 	// MoEFlashInferTRTLLMModular, MoEFlashInferCutlass); empty: the
@@ -51,6 +54,8 @@ const KernelFLinear = "torch.nn.functional.linear"
 const (
 	AttentionTRTLLM = "trtllm"
 	AttentionTriton = "triton"
+	AttentionFA3    = "fa3"
+	AttentionFA4    = "fa4"
 )
 
 // AttentionKernel returns the attention kernel family an AIConfigurator
@@ -61,6 +66,10 @@ func AttentionKernel(kernelSource string) string {
 		return AttentionTRTLLM
 	case kernelSource == "vllm_triton_attn":
 		return AttentionTriton
+	case kernelSource == "vllm_flash_attn_fa3":
+		return AttentionFA3
+	case kernelSource == "vllm_flash_attn_fa4":
+		return AttentionFA4
 	}
 	return ""
 }
@@ -153,6 +162,16 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// SM120 part (RTX PRO 6000) shares the architecture name and is
 		// priced as B200's kernels under this rule (a stated gap).
 		k.MoE = MoEFlashInferTRTLLM
+	}
+	if arch == spec.ArchHopper && vllmVersion != "" && !versionBefore(vllmVersion, "0.24.0") {
+		// Attention: FLASH_ATTN on Hopper runs vllm-flash-attn's FA3
+		// (vllm/platforms/cuda.py, vllm/v1/attention/backends/
+		// flash_attn.py); the tables hold it at 0.14.0 and 0.24.0, and a
+		// version is priced as the newest measured one at or below it
+		// (below 0.24.0: 0.14.0's, the default). FA4 runs on Hopper in
+		// 0.24.0 only for head dims FA3 lacks (512: the tables' FA4 rows),
+		// which no catalog model has.
+		k.Attention = AttentionFA3
 	}
 	if strings.HasPrefix(vllmVersion, "0.24.") && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
 		k.FP8Linear = FP8Dispatch024

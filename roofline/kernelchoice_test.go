@@ -64,3 +64,52 @@ func TestTritonMoEOnlyWhenNamed(t *testing.T) {
 		}
 	}
 }
+
+// The attention kernel follows the vLLM version on Hopper only: FA3 as
+// 0.24.0 runs it from 0.24.0, 0.14.0's below it and when no version is
+// given; other architectures keep their default.
+func TestKernelsForAttention(t *testing.T) {
+	for _, tc := range []struct {
+		arch, version, want string
+	}{
+		{spec.ArchHopper, "", ""},
+		{spec.ArchHopper, "0.14.0", ""},
+		{spec.ArchHopper, "0.23.9", ""},
+		{spec.ArchHopper, "0.24.0", AttentionFA3},
+		{spec.ArchHopper, "0.24", AttentionFA3},
+		{spec.ArchHopper, "0.25.1", AttentionFA3},
+		{spec.ArchHopper, "1.0.0", AttentionFA3},
+		{spec.ArchBlackwell, "0.24.0", ""},
+		{spec.ArchAmpere, "0.24.0", ""},
+	} {
+		if got := KernelsFor(tc.arch, tc.version).Attention; got != tc.want {
+			t.Errorf("KernelsFor(%q, %q).Attention = %q, want %q", tc.arch, tc.version, got, tc.want)
+		}
+	}
+}
+
+// A Hopper decode of one sequence over a long cache is priced as the
+// table's kernel ran it: vLLM 0.24.0's FA3 splits one KV head's keys over
+// more CTAs than 0.14.0's (AIConfigurator's H100 rows, 1 sequence, 8 query
+// heads, 1 KV head, 131,071 cached tokens: 0.14.0 87.6 us, 0.24.0 51.4
+// us; the fit prices them -7% and +20%), and a kernel the device has no terms for keeps the default.
+func TestFA3ByKernel(t *testing.T) {
+	h100, err := spec.LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := spec.Op{Name: spec.OpAttnDecode, Family: spec.FamilyAttention, Kernels: 1, QHeads: 8, KVHeads: 1, HeadDim: 128, ElemBytes: 2}
+	x := []float64{1, 131071}
+	us := func(kernel string) float64 {
+		r := Roofline{Device: NewDevice(h100), Compiled: true, Kernels: Kernels{Attention: kernel}}
+		return r.TimeMs(&o, x, spec.KernelOnly) * 1e3
+	}
+	v014, v024, fa4 := us(""), us(AttentionFA3), us(AttentionFA4)
+	t.Logf("0.14.0 %.1f us, 0.24.0 %.1f us", v014, v024)
+	if v014 < 87.6*0.8 || v014 > 87.6*1.25 || v024 < 51.4*0.8 || v024 > 51.4*1.25 || v024 > 0.8*v014 {
+		t.Errorf("one KV head at 131,071 tokens: 0.14.0 %.1f us (measured 87.6), 0.24.0 %.1f us (51.4); want each within 25%% (the fit's error on the point), 0.24.0 under 0.8 of 0.14.0", v014, v024)
+	}
+	if fa4 != us("") || us("") != v014 {
+		t.Errorf("FA4 %.1f us, no kernel %.1f us: want both the default (0.14.0's) %.1f us", fa4, us(""), v014)
+	}
+}

@@ -115,7 +115,11 @@ func (r Roofline) fa3() *FA3 {
 	if r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN" {
 		return nil
 	}
-	return r.Device.Curves.FA3
+	f := r.Device.Curves.FA3
+	if f != nil && f.ByKernel[r.Kernels.Attention] != nil {
+		return f.ByKernel[r.Kernels.Attention]
+	}
+	return f
 }
 
 // customAllReduceMaxBytes is vLLM's default custom all-reduce buffer limit

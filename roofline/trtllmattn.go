@@ -147,7 +147,7 @@ func (a *TRTLLMAttn) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64
 	}
 	heads := float64(max(o.QHeads, 1))
 	tiles := math.Ceil(q / trtllmKVStep)
-	blocks := fa3CausalBlocks(tiles, q, ctx, 1)
+	blocks := fa3CausalBlocks(tiles, q, ctx, 1, 128, 128) // 128-token tiles over 128-key blocks
 	cta, iter := a.PrefillCTAUs, a.PrefillIterUs
 	if o.ElemBytes == 1 {
 		cta, iter = a.PrefillCTAUsFP8, a.PrefillIterUsFP8
