@@ -42,9 +42,9 @@ type tableSet struct {
 
 // DefaultRoutingTables is how many routing tables NewRoutingTables(0)
 // holds: about 20 MB (a table is 577 bytes, 64 draws of two float32
-// ratios and their extrapolation bits). Issue 34's question (Qwen3-30B-A3B
-// on 8 H100s, 2,368 candidates) routes about 150 layouts a bin range of
-// up to 190 bins.
+// ratios and their extrapolation bits). A router has at most 191 bins
+// (tokenBin of 16,384 tokens x DP 8), so that is the whole range of about
+// 170 routings of one router each.
 const DefaultRoutingTables = 1 << 15
 
 // NewRoutingTables returns an empty store of at most maxTables tables (0:
