@@ -87,6 +87,9 @@ type MoEKernels struct {
 	// config scales its tiles with the batch (vLLM PR #34846, v0.17.0 on).
 	ConfigsBefore string
 	ScaledDefault bool
+	// BF16From024 selects the BF16 Triton terms fitted on the vLLM 0.24.0
+	// kernel era's rows (TritonMoESet.BF16From024) over the 0.14.0 ones.
+	BF16From024 bool
 }
 
 // The fused-MoE experts kernels ftk prices.
@@ -188,6 +191,7 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 	if !versionBefore(vllmVersion, "0.24.0") {
 		k.MoEByFormat.FP8, k.MoEByFormat.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass
 		k.MoEByFormat.ConfigsBefore = "2026-07-13"
+		k.MoEByFormat.BF16From024 = true
 	}
 	return k
 }

@@ -20,7 +20,7 @@ func TestKernelsForHopperMoE(t *testing.T) {
 		{spec.ArchHopper, "0.14.0", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr}},
 		{spec.ArchHopper, "0.16.1", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr}},
 		{spec.ArchHopper, "0.17.0", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr, ConfigsBefore: "2026-03-07", ScaledDefault: true}},
-		{spec.ArchHopper, "0.24.0", MoEKernels{BF16: tr, FP8: fi, FP8Block: tr, FP8BlockEP: fi, ConfigsBefore: "2026-07-13", ScaledDefault: true}},
+		{spec.ArchHopper, "0.24.0", MoEKernels{BF16: tr, FP8: fi, FP8Block: tr, FP8BlockEP: fi, ConfigsBefore: "2026-07-13", ScaledDefault: true, BF16From024: true}},
 		{spec.ArchBlackwell, "0.24.0", MoEKernels{}},
 		{spec.ArchAmpere, "0.14.0", MoEKernels{}},
 	} {
