@@ -35,7 +35,7 @@ func archCurves(arch string) Curves {
 		c.FA3 = nil
 		// The fused_experts terms are fitted on H100 rows (moetriton.go),
 		// and so are FlashInfer CUTLASS's (moecutlasshopper.go).
-		c.TritonMoE, c.FlashInferMoE = nil, nil
+		c.TritonMoE, c.FlashInferMoE, c.CutlassFP8MoE = nil, nil, nil
 		return c
 	case spec.ArchBlackwell:
 		// No old-default fused-MoE time on a Blackwell GPU was read (vLLM
@@ -55,7 +55,7 @@ func archCurves(arch string) Curves {
 		c.CuBLAS = &blackwellCuBLAS
 		c.TRTLLM = &blackwellTRTLLM
 		// FlashInfer's TRT-LLM and CUTLASS fused MoE (moeblackwell.go).
-		c.FlashInferMoE = blackwellMoE
+		c.FlashInferMoE, c.CutlassFP8MoE = blackwellMoE, nil
 		// The fused_experts terms are fitted on H100 rows (moetriton.go).
 		c.TritonMoE = nil
 		c.TritonAttention = &blackwellTriton
@@ -106,7 +106,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_shuffling":            {PreUs: 1, Us: 13.7},
 	"post_attention_layernorm": {PreUs: 16.3, Us: 19.2},
 }, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.12, KernelHostUs: 22, EventGapUs: 3.66,
-	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE, FlashInferMoE: hopperCutlassMoE}
+	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE, FlashInferMoE: hopperCutlassMoE, CutlassFP8MoE: &hopperCutlassFP8MoE}
 
 // ampereCurves is fitted on the calibration rows of Frontier's A800
 // profile of Qwen3-30B-A3B (kernel-traced rows for the kernel terms, eager

@@ -252,6 +252,10 @@ type Curves struct {
 	// FlashInferMoE prices fused-MoE layers that run FlashInfer's kernels
 	// (Kernels.MoE; moeblackwell.go); none: the grouped-GEMM class.
 	FlashInferMoE map[MoETermsKey]FlashInferMoE
+	// CutlassFP8MoE prices per-tensor FP8 fused-MoE layers that run
+	// FlashInfer's CUTLASS MoE on Hopper by their CTA tiles
+	// (moecutlasshopper.go); nil: FlashInferMoE's terms.
+	CutlassFP8MoE *CutlassTileMoE
 	// TritonMoE prices the fused-MoE layer as vLLM's Triton fused_experts
 	// runs it (moetriton.go); nil: the MoE classes' curves.
 	TritonMoE *TritonMoESet
