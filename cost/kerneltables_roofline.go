@@ -192,8 +192,7 @@ func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
 	}
 	if k := roofline.MoEKernelOfSource(m.KernelSource); k != "" {
 		// The row's release's config era, and the kernel that ran it.
-		r.Kernels.MoEByFormat = roofline.KernelsFor(spec.ArchHopper, m.Version).MoEByFormat
-		r.Kernels.MoEByFormat.BF16, r.Kernels.MoEByFormat.FP8, r.Kernels.MoEByFormat.FP8Block, r.Kernels.MoEByFormat.FP8BlockEP = k, k, k, k
+		r.Kernels.MoE = roofline.KernelsFor(spec.ArchHopper, m.Version).MoE.With(k)
 	}
 	local := max(m.Experts/m.MoEEP, 1)
 	shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: m.Hidden, TopK: m.TopK,

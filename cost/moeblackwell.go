@@ -24,7 +24,7 @@ func FlashInferMoERowMs(r roofline.Roofline, m *kerneldb.MoERow) (ms float64, ok
 	if !ok {
 		return 0, false
 	}
-	r.Kernels.MoE = roofline.MoEKernel(m.KernelSource)
+	r.Kernels.MoE = roofline.MoEKernels{}.With(roofline.MoEKernel(m.KernelSource))
 	return routingMs + r.TimeMs(&gg, x, spec.KernelOnly), true
 }
 
@@ -34,7 +34,8 @@ func flashInferMoERow(r roofline.Roofline, m *kerneldb.MoERow) (routingMs float6
 	if r.Device == nil || r.Device.Arch != spec.ArchBlackwell {
 		return 0, gg, nil, false
 	}
-	r.Kernels.MoE = roofline.MoEKernel(m.KernelSource)
+	kernel := roofline.MoEKernel(m.KernelSource)
+	r.Kernels.MoE = roofline.MoEKernels{}.With(kernel)
 	gg = spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: m.Hidden, ExpertWidth: max(m.InterSize/m.MoETP, 1),
 		LocalExperts: max(m.Experts/m.MoEEP, 1), Experts: m.Experts, TopK: m.TopK}
 	switch m.Dtype {
@@ -45,7 +46,7 @@ func flashInferMoERow(r roofline.Roofline, m *kerneldb.MoERow) (routingMs float6
 	default:
 		return 0, gg, nil, false
 	}
-	if _, found := r.Device.Curves.FlashInferMoETerms(r.Kernels.MoE, m.Dtype); !found {
+	if _, found := r.Device.Curves.FlashInferMoETerms(kernel, m.Dtype); !found {
 		return 0, gg, nil, false
 	}
 	tokens := float64(m.NumTokens)

@@ -180,7 +180,7 @@ func TestKernelsForMatchesMoETable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := roofline.KernelsFor(spec.ArchHopper, "0.24.0").MoEByFormat
+	k := roofline.KernelsFor(spec.ArchHopper, "0.24.0").MoE
 	n := 0
 	for _, m := range tb.MoE {
 		var want string

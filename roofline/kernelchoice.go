@@ -31,14 +31,12 @@ type Kernels struct {
 	// vllm_flash_attn_fa4); empty: the device's default (on Hopper FA3 as
 	// vLLM 0.14.0 runs it, vllm_flash_attn).
 	Attention string
-	// MoE is the fused-MoE kernel (moeblackwell.go: MoEFlashInferTRTLLM,
-	// MoEFlashInferTRTLLMModular, MoEFlashInferCutlass); empty: the
-	// device's default, vLLM's Triton fused_moe.
-	MoE string
-	// MoEByFormat is the fused-MoE experts kernel per weight format, where
-	// it differs by format (Hopper: moetriton.go); empty: the device's
-	// default.
-	MoEByFormat MoEKernels
+	// MoE is the fused-MoE experts kernel per weight format
+	// (MoEKernelTriton: moetriton.go; MoEFlashInferTRTLLM,
+	// MoEFlashInferTRTLLMModular, MoEFlashInferCutlass: moeblackwell.go,
+	// moecutlasshopper.go) and the Triton kernel's config era; empty: the
+	// device's default, the MoE classes' curves.
+	MoE MoEKernels
 	// FP8Linear is how vLLM dispatches W8A8 FP8 linear layers
 	// (FP8Dispatch024; FP8LinearKernel names the kernel a layer runs);
 	// empty: not given.
@@ -76,8 +74,8 @@ func AttentionKernel(kernelSource string) string {
 
 // MoEKernels names the fused-MoE experts kernel vLLM runs per weight
 // format, by the backend part of the tables' kernel sources
-// (vllm_<method>_<backend>_<experts>): MoEKernelTriton or
-// MoEFlashInferCutlass; empty: the device model's default, the MoE
+// (vllm_<method>_<backend>_<experts>: MoEKernelOfSource on Hopper,
+// MoEKernel on Blackwell); empty: the device model's default, the MoE
 // classes' curves. FP8BlockEP is block FP8 under expert parallelism.
 type MoEKernels struct {
 	BF16, FP8, FP8Block, FP8BlockEP string
@@ -90,6 +88,14 @@ type MoEKernels struct {
 	// BF16From024 selects the BF16 Triton terms fitted on the vLLM 0.24.0
 	// kernel era's rows (TritonMoESet.BF16From024) over the 0.14.0 ones.
 	BF16From024 bool
+}
+
+// With returns m with kernel for every weight format (the config era
+// kept): the kernel a table row names, or a device whose vLLM runs one
+// kernel for every format (Blackwell).
+func (m MoEKernels) With(kernel string) MoEKernels {
+	m.BF16, m.FP8, m.FP8Block, m.FP8BlockEP = kernel, kernel, kernel, kernel
+	return m
 }
 
 // The fused-MoE experts kernels ftk prices.
@@ -164,7 +170,7 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// not read: the default. TRT-LLM-gen runs on SM100 (B200) only; an
 		// SM120 part (RTX PRO 6000) shares the architecture name and is
 		// priced as B200's kernels under this rule (a stated gap).
-		k.MoE = MoEFlashInferTRTLLM
+		k.MoE = k.MoE.With(MoEFlashInferTRTLLM)
 	}
 	if arch == spec.ArchHopper && vllmVersion != "" && !versionBefore(vllmVersion, "0.24.0") {
 		// Attention: FLASH_ATTN on Hopper runs vllm-flash-attn's FA3
@@ -182,16 +188,15 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 	if arch != spec.ArchHopper || vllmVersion == "" || versionBefore(vllmVersion, "0.14.0") {
 		return k
 	}
-	t := MoEKernelTriton
-	k.MoEByFormat = MoEKernels{BF16: t, FP8: t, FP8Block: t, FP8BlockEP: t}
+	k.MoE = MoEKernels{}.With(MoEKernelTriton)
 	if !versionBefore(vllmVersion, "0.17.0") {
-		k.MoEByFormat.ScaledDefault = true
-		k.MoEByFormat.ConfigsBefore = "2026-03-07" // v0.17.0's release
+		k.MoE.ScaledDefault = true
+		k.MoE.ConfigsBefore = "2026-03-07" // v0.17.0's release
 	}
 	if !versionBefore(vllmVersion, "0.24.0") {
-		k.MoEByFormat.FP8, k.MoEByFormat.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass
-		k.MoEByFormat.ConfigsBefore = "2026-07-13"
-		k.MoEByFormat.BF16From024 = true
+		k.MoE.FP8, k.MoE.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass
+		k.MoE.ConfigsBefore = "2026-07-13"
+		k.MoE.BF16From024 = true
 	}
 	return k
 }

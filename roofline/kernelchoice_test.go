@@ -7,7 +7,8 @@ import (
 )
 
 // KernelsFor names the fused-MoE kernel of each weight format per vLLM
-// release on Hopper (kernelchoice.go) and nothing where no rule applies.
+// release on Hopper (kernelchoice.go), Blackwell's one kernel for every
+// format, and nothing where no rule applies.
 func TestKernelsForHopperMoE(t *testing.T) {
 	tr, fi := MoEKernelTriton, MoEFlashInferCutlass
 	for _, tc := range []struct {
@@ -21,10 +22,10 @@ func TestKernelsForHopperMoE(t *testing.T) {
 		{spec.ArchHopper, "0.16.1", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr}},
 		{spec.ArchHopper, "0.17.0", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr, ConfigsBefore: "2026-03-07", ScaledDefault: true}},
 		{spec.ArchHopper, "0.24.0", MoEKernels{BF16: tr, FP8: fi, FP8Block: tr, FP8BlockEP: fi, ConfigsBefore: "2026-07-13", ScaledDefault: true, BF16From024: true}},
-		{spec.ArchBlackwell, "0.24.0", MoEKernels{}},
+		{spec.ArchBlackwell, "0.24.0", MoEKernels{BF16: MoEFlashInferTRTLLM, FP8: MoEFlashInferTRTLLM, FP8Block: MoEFlashInferTRTLLM, FP8BlockEP: MoEFlashInferTRTLLM}},
 		{spec.ArchAmpere, "0.14.0", MoEKernels{}},
 	} {
-		if got := KernelsFor(tc.arch, tc.version).MoEByFormat; got != tc.want {
+		if got := KernelsFor(tc.arch, tc.version).MoE; got != tc.want {
 			t.Errorf("%s vLLM %q: %+v, want %+v", tc.arch, tc.version, got, tc.want)
 		}
 	}

@@ -250,7 +250,7 @@ type Curves struct {
 	// classes' curves.
 	TRTLLM *TRTLLMAttn
 	// FlashInferMoE prices fused-MoE layers that run FlashInfer's kernels
-	// (Kernels.MoE; moeblackwell.go); none: the grouped-GEMM class.
+	// (named by Kernels.MoE; moeblackwell.go); none: the grouped-GEMM class.
 	FlashInferMoE map[MoETermsKey]FlashInferMoE
 	// CutlassFP8MoE prices per-tensor FP8 fused-MoE layers that run
 	// FlashInfer's CUTLASS MoE on Hopper by their CTA tiles

@@ -82,7 +82,7 @@ type FlashInferMoE struct {
 	WidthTile float64
 }
 
-// The MoE kernels Kernels.MoE names: vLLM's MoE backends
+// The FlashInfer MoE kernels Kernels.MoE names: vLLM's MoE backends
 // (--moe-backend) as AIConfigurator's kernel sources name them, TRT-LLM's
 // split by whether vLLM or the kernel routes.
 const (
@@ -137,7 +137,7 @@ var blackwellMoE = map[MoETermsKey]FlashInferMoE{
 	{Kernel: MoEFlashInferCutlass, Dtype: "fp8"}:      {FloorUs: 29.4, TokenPs: 2.172, RowPs: 2.156, MemEff: 0.92, RereadShare: 0.04626, ComputeEff: 0.5229, TileHalfTokens: 76.96, FixedTileTokens: 128, WidthTile: 128},
 }
 
-// MoETermsKey keys Curves.FlashInferMoE: a kernel (Kernels.MoE) and a
+// MoETermsKey keys Curves.FlashInferMoE: a kernel (Kernels.MoE's) and a
 // weight dtype as the tables name it (bfloat16, fp8, fp8_block).
 type MoETermsKey struct{ Kernel, Dtype string }
 
@@ -155,10 +155,11 @@ func (c *Curves) FlashInferMoETerms(kernel, dtype string) (FlashInferMoE, bool) 
 // flashInferMoE returns the terms o is priced with: on a Blackwell device
 // whose Kernels.MoE names a FlashInfer kernel with terms for o's dtype.
 func (r Roofline) flashInferMoE(o *spec.Op) (FlashInferMoE, bool) {
-	if r.Kernels.MoE == "" || r.Device == nil || r.Device.Arch != spec.ArchBlackwell {
+	k := r.moeKernel(o)
+	if k == "" || r.Device == nil || r.Device.Arch != spec.ArchBlackwell {
 		return FlashInferMoE{}, false
 	}
-	return r.Device.Curves.FlashInferMoETerms(r.Kernels.MoE, moeDtype(o))
+	return r.Device.Curves.FlashInferMoETerms(k, moeDtype(o))
 }
 
 // flashInferMoEUs prices the MoE ops of a layer that runs FlashInfer's
@@ -172,7 +173,8 @@ func (r Roofline) flashInferMoEUs(o *spec.Op, x []float64) (us float64, ok bool)
 	default:
 		return 0, false
 	}
-	if r.Kernels.MoE == "" || r.Device == nil || r.Device.Arch != spec.ArchBlackwell {
+	k := r.moeKernel(o)
+	if k == "" || r.Device == nil || r.Device.Arch != spec.ArchBlackwell {
 		return 0, false
 	}
 	f, found := r.flashInferMoE(o)
@@ -183,7 +185,7 @@ func (r Roofline) flashInferMoEUs(o *spec.Op, x []float64) (us float64, ok bool)
 	case spec.OpMoEShuffling:
 		return 0, true
 	case spec.OpMoERoutingTopK:
-		if r.Kernels.MoE == MoEFlashInferTRTLLM {
+		if k == MoEFlashInferTRTLLM {
 			return 0, true
 		}
 		return 0, false

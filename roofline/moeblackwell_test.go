@@ -46,7 +46,7 @@ func TestFlashInferMoEOps(t *testing.T) {
 	routing := spec.Op{Name: spec.OpMoERoutingTopK, Family: spec.FamilyMoE, Kernels: 3, Width: 128, TopK: 8, ElemBytes: 4}
 	gg := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: 2048, ExpertWidth: 768, LocalExperts: 128, Experts: 128, TopK: 8, ElemBytes: 2}
 	at := func(d *spec.Device, kernel string, o *spec.Op, tokens float64) float64 {
-		r := Roofline{Device: NewDevice(d), Compiled: true, Kernels: Kernels{MoE: kernel}}
+		r := Roofline{Device: NewDevice(d), Compiled: true, Kernels: Kernels{MoE: MoEKernels{}.With(kernel)}}
 		x := []float64{tokens}
 		if o.Name == spec.OpMoEGroupedGEMM {
 			x = []float64{tokens * 8, tokens * 8 / 128, 0, tokens}
@@ -86,10 +86,9 @@ func TestKernelsForMoE(t *testing.T) {
 		{spec.ArchBlackwell, "1.0.0", MoEFlashInferTRTLLM},
 		{spec.ArchBlackwell, "0.22.0", ""},
 		{spec.ArchBlackwell, "", ""},
-		{spec.ArchHopper, "0.24.0", ""},
 	} {
-		if got := KernelsFor(tc.arch, tc.version).MoE; got != tc.want {
-			t.Errorf("KernelsFor(%s, %q).MoE = %q, want %q", tc.arch, tc.version, got, tc.want)
+		if got := KernelsFor(tc.arch, tc.version).MoE; got.BF16 != tc.want || got.FP8 != tc.want || got.FP8Block != tc.want || got.FP8BlockEP != tc.want {
+			t.Errorf("KernelsFor(%s, %q).MoE = %+v, want %q for every format", tc.arch, tc.version, got, tc.want)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (f CutlassTileMoE) LayerUs(o *spec.Op, x []float64, d *Device) float64 {
 }
 
 // hopperCutlassMoEUs prices the MoE ops of a layer that runs FlashInfer's
-// CUTLASS MoE on Hopper, as MoEByFormat names it for o's weight format
+// CUTLASS MoE on Hopper, as Kernels.MoE names it for o's weight format
 // (ok false: not priced here).
 func (r Roofline) hopperCutlassMoEUs(o *spec.Op, x []float64) (us float64, ok bool) {
 	if r.Device == nil || r.Device.Arch != spec.ArchHopper || r.moeKernel(o) != MoEFlashInferCutlass {

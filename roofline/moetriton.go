@@ -274,7 +274,7 @@ func (s *TritonMoESet) alignUs(tokens, topK float64) float64 {
 // moeKernel is the experts kernel Roofline.Kernels names for grouped GEMM
 // (or alignment) op o's layer; "" when none is named.
 func (r Roofline) moeKernel(o *spec.Op) string {
-	k := r.Kernels.MoEByFormat
+	k := r.Kernels.MoE
 	switch {
 	case o.FP8 && o.FP8Block && o.LocalExperts > 0 && o.Experts > o.LocalExperts:
 		return k.FP8BlockEP
@@ -321,7 +321,7 @@ func (r Roofline) tritonMoEUs(s *TritonMoESet, o *spec.Op, x []float64) (us floa
 				block = 128
 			}
 		}
-		k := r.Kernels.MoEByFormat
+		k := r.Kernels.MoE
 		before := k.ConfigsBefore
 		if before == "" {
 			before = vllmEraFilesBefore
