@@ -133,11 +133,13 @@ func RooflineVsTable(t *kerneldb.Table, d *spec.Device) []KernelError {
 // batch b x ISL s is attn_prefill at spec's equivalent sequence (context 0,
 // chunk sqrt(b) x s) standing for b sequences (roofline.PrefillSeqsFeature);
 // a generation row is attn_decode at (batch, KV length - 1). The row's
-// kernel source names the attention kernel (roofline.AttentionKernel),
-// and its KV cache is warm (roofline.Roofline.WarmKV): the collector
-// replays the layer back to back.
+// kernel source names the attention kernel (roofline.AttentionKernel); its
+// KV cache is warm (roofline.Roofline.WarmKV: the collector replays the
+// layer back to back); vLLM's largest capture size is the collector
+// config's (collectorCaptureTokens).
 func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float64 {
 	r.WarmKV = true
+	r.CaptureTokens = collectorCaptureTokens(a.Batch)
 	r.Kernels.Attention = roofline.AttentionKernel(a.KernelSource)
 	o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
 	var x []float64
@@ -153,6 +155,18 @@ func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float
 	save := o
 	save.Name = spec.OpAttnKVCacheSave
 	return r.TimeMs(&o, x, spec.KernelOnly) + r.TimeMs(&save, []float64{tokens}, spec.KernelOnly)
+}
+
+// collectorCaptureTokens is the largest CUDA-graph capture size of the
+// vLLM config AIConfigurator's attention collector builds for a row of
+// batch sequences (collector/vllm/collect_attn.py at d5bad971c:
+// max_num_seqs = batch, 8,192 batched tokens): vLLM's default
+// min(max_num_seqs x 2, 512), within the batched tokens
+// (vllm/config/vllm.py, VllmConfig._set_cudagraph_sizes). It decides the
+// key-split bound vLLM passes (roofline.Roofline.CaptureTokens): a context
+// row of more than two tokens a sequence gets none.
+func collectorCaptureTokens(batch int) int {
+	return min(2*batch, 512, 8192)
 }
 
 // gemmCollectorLayers is how many RowParallelLinear layers of one shape,

@@ -178,8 +178,9 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// flash_attn.py); the tables hold it at 0.14.0 and 0.24.0, and a
 		// version is priced as the newest measured one at or below it
 		// (below 0.24.0: 0.14.0's, the default). FA4 runs on Hopper in
-		// 0.24.0 only for head dims FA3 lacks (512: the tables' FA4 rows),
-		// which no catalog model has.
+		// 0.24.0 only for head dims FA3 lacks (over 256; 512: the tables'
+		// FA4 rows), which no catalog model has: Roofline.fa4 prices such
+		// a layer with FA4's terms (fa4.go) under this same field.
 		k.Attention = AttentionFA3
 	}
 	if strings.HasPrefix(vllmVersion, "0.24.") && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {

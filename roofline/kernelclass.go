@@ -245,6 +245,9 @@ type Curves struct {
 	// FA3 prices attention prefill and decode as FlashAttention-3 runs
 	// them (fa3.go); nil: the attention classes' curves.
 	FA3 *FA3
+	// FA4 prices attention as FlashAttention-4 runs it on Hopper (fa4.go),
+	// for the head dims vLLM gives it there (Roofline.fa4); nil: none.
+	FA4 *FA4
 	// TRTLLM prices attention prefill and decode as FlashInfer's TRT-LLM
 	// kernels run them (trtllmattn.go); nil: FA3 or the attention
 	// classes' curves.

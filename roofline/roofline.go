@@ -70,6 +70,11 @@ type Roofline struct {
 	// each layer's KV from HBM. Only the TRT-LLM terms use it
 	// (trtllmattn.go).
 	WarmKV bool
+	// CaptureTokens is vLLM's largest CUDA-graph capture size
+	// (max_cudagraph_capture_size), which decides the key-split bound vLLM
+	// passes FlashAttention (fa3MaxSplits); 0: vLLM's default, 512. Only
+	// the FA4 terms read it (fa4.go).
+	CaptureTokens int
 }
 
 // triton returns the Triton attention terms attention op o is priced
@@ -108,6 +113,25 @@ func (r Roofline) trtllm() *TRTLLMAttn {
 	}
 	return r.Device.Curves.TRTLLM
 }
+
+// fa4 returns the FlashAttention-4 terms attention op o is priced with: a
+// head dim over FA3's 256 where Kernels.Attention names FA4 or FA3 (vLLM
+// 0.24.0 on Hopper, whose get_flash_attn_version gives such a head size
+// FA4: fa_utils.py, get_flash_attn_version); nil otherwise (FA4's terms
+// are measured at head dim 512 only).
+func (r Roofline) fa4(o *spec.Op) *FA4 {
+	f := r.Device.Curves.FA4
+	if f == nil || o.HeadDim <= fa3MaxHeadDim || (r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN") {
+		return nil
+	}
+	if r.Kernels.Attention == AttentionFA4 || r.Kernels.Attention == AttentionFA3 {
+		return f
+	}
+	return nil
+}
+
+// fa3MaxHeadDim is the largest head dim FlashAttention-3 runs.
+const fa3MaxHeadDim = 256
 
 // fa3 returns the FlashAttention-3 terms attention is priced with, nil
 // when the device has none or the backend is not FLASH_ATTN.
@@ -167,6 +191,14 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	if s := r.tritonMoE(o); s != nil {
 		if us, ok := r.tritonMoEUs(s, o, x); ok {
 			return us / 1e3 // moetriton.go
+		}
+	}
+	if f := r.fa4(o); f != nil && d.SMs > 0 && len(x) > 1 {
+		switch o.Name {
+		case spec.OpAttnDecode:
+			return f.decodeUs(o, x, d.SMs, d.HBMGBps, r.CaptureTokens) / 1e3 // fa4.go
+		case spec.OpAttnPrefill:
+			return f.prefillUs(o, x, d.SMs, d.HBMGBps, r.CaptureTokens) / 1e3
 		}
 	}
 	if f := r.fa3(); f != nil && d.SMs > 0 && len(x) > 1 {
