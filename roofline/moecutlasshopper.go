@@ -132,9 +132,18 @@ func (f CutlassTileMoE) LayerUs(o *spec.Op, x []float64, d *Device) float64 {
 
 // hopperCutlassMoEUs prices the MoE ops of a layer that runs FlashInfer's
 // CUTLASS MoE on Hopper, as Kernels.MoE names it for o's weight format
-// (ok false: not priced here).
+// (ok false: not priced here). A compressed-tensors FP8 layer
+// (spec.Op.CutlassMoE) is not: its checkpoints' per-channel weights with
+// dynamic per-token activations (Llama-4-Scout's FP8-dynamic, for one)
+// give CompressedTensorsW8A8Fp8MoEMethod the keys (static channel,
+// dynamic token), which FlashInferExperts does not take (per-tensor FP8
+// only with static scales for both: _supports_quant_scheme in vLLM's
+// fused_moe/experts/flashinfer_cutlass_moe.py), so vLLM's FP8 oracle
+// (fused_moe/oracle/fp8.py, read at 001a058b; that method allows vLLM's
+// CUTLASS) takes its own CUTLASS MoE, which the MoE classes' curves price
+// (fp8moe.go).
 func (r Roofline) hopperCutlassMoEUs(o *spec.Op, x []float64) (us float64, ok bool) {
-	if r.Device == nil || r.Device.Arch != spec.ArchHopper || r.moeKernel(o) != MoEFlashInferCutlass {
+	if r.Device == nil || r.Device.Arch != spec.ArchHopper || o.CutlassMoE || r.moeKernel(o) != MoEFlashInferCutlass {
 		return 0, false
 	}
 	tiles := r.Device.Curves.CutlassFP8MoE

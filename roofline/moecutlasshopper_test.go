@@ -74,11 +74,25 @@ func TestCutlassFP8TileFill(t *testing.T) {
 
 // The tile terms price only the per-tensor FP8 layers vLLM 0.24 runs on
 // FlashInfer's CUTLASS MoE on Hopper: without a vLLM version (the MoE
-// classes' curves) and on Ada (no Hopper terms) they do not apply.
+// classes' curves) and on Ada (no Hopper terms) they do not apply, nor to
+// a compressed-tensors layer (vLLM's own CUTLASS MoE), its grouped GEMM
+// or its alignment.
 func TestCutlassFP8TileOnlyWhenNamed(t *testing.T) {
 	o := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: 2816, ExpertWidth: 704, LocalExperts: 128, Experts: 128,
 		TopK: 8, ElemBytes: 1, FP8: true}
 	x := []float64{128, 1, 0, 16}
+	h100, err := spec.LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Roofline{Device: NewDevice(h100), Compiled: true, Kernels: KernelsFor(spec.ArchHopper, "0.24.0")}
+	shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: 2816, TopK: 8, LocalExperts: 128, Experts: 128, ElemBytes: 2, FP8: true}
+	for _, op := range []spec.Op{o, shuffle} {
+		op.CutlassMoE = true
+		if _, ok := r.hopperCutlassMoEUs(&op, x); ok {
+			t.Errorf("compressed-tensors %s: priced as FlashInfer's CUTLASS MoE", op.Name)
+		}
+	}
 	for _, name := range []string{"h100", "l40s"} {
 		dev, err := spec.LookupDevice(name)
 		if err != nil {

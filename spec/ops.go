@@ -132,8 +132,9 @@ type Op struct {
 	ElemBytes int
 	// FP8 says a GEMM runs on FP8 tensor cores (W8A8 FP8 weights).
 	FP8 bool
-	// CutlassMoE says an FP8 grouped GEMM runs vLLM's CUTLASS MoE kernel,
-	// not the fused-MoE Triton one (roofline/fp8moe.go).
+	// CutlassMoE says an FP8 MoE layer (its grouped GEMM and alignment)
+	// runs vLLM's CUTLASS MoE kernel, not the fused-MoE Triton one
+	// (roofline/fp8moe.go) nor FlashInfer's (roofline/moecutlasshopper.go).
 	CutlassMoE bool
 	// FP8Block says FP8 weights are quantized in blocks and activations per
 	// token group (Model.FP8Block).
