@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ftk-dev/ftk/roofline"
+	"github.com/ftk-dev/ftk/runresult"
 	"github.com/ftk-dev/ftk/spec"
 )
 
@@ -107,5 +108,47 @@ func TestFA4AttentionRefit(t *testing.T) {
 		if hm > maxHeld {
 			t.Errorf("%s: held-out MAPE %.1f%% over %d%%", name, hm, maxHeld)
 		}
+	}
+}
+
+// The simulator passes FA4 the split bound vLLM passes: under full CUDA
+// graphs, 32 splits a (sequence, KV head) for a step within the capture
+// size, so a decode of 256 sequences of a head-dim-512 layer costs several
+// times its eager or piecewise price, where vLLM passes none; a head-dim-128
+// layer (FA3) is priced alike in every mode.
+func TestFA4ServedSplitBound(t *testing.T) {
+	d, err := spec.LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := spec.LookupModel("llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := BatchShape{Tokens: 256, Seqs: 256}
+	for i := 0; i < 256; i++ {
+		b.DecodeContexts = append(b.DecodeContexts, 100)
+	}
+	attn := func(m *spec.Model, mode string) float64 {
+		cm, err := NewOpCostModel(OpCostConfig{Model: m, Layout: spec.Layout{TP: 1}, Device: d, Limits: testLimits, ExecutionMode: mode, VLLMVersion: "0.24.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c StepCost
+		cm.StageCost(&b, 0, &c)
+		return c.Ms[CompAttention]
+	}
+	wide := *base
+	wide.HeadDim = 512
+	full := attn(&wide, runresult.ExecFullAndPiecewise)
+	for _, mode := range []string{runresult.ExecEager, runresult.ExecPiecewise} {
+		got := attn(&wide, mode)
+		t.Logf("head dim 512, 256 sequences over 100 tokens: attention %.2f ms a step under full CUDA graphs, %.2f ms %s", full, got, mode)
+		if full < 3*got {
+			t.Errorf("head dim 512: attention %.2f ms a step under full CUDA graphs, %.2f ms %s: want over 3x", full, got, mode)
+		}
+	}
+	if f, e := attn(base, runresult.ExecFullAndPiecewise), attn(base, runresult.ExecEager); f != e {
+		t.Errorf("head dim 128: attention %.3f ms under full CUDA graphs, %.3f ms eager: want equal", f, e)
 	}
 }

@@ -162,6 +162,12 @@ func NewOpCostModel(c OpCostConfig) (*OpCostModel, error) {
 		cm.capture.max = min(defaultMaxCaptureSize, c.Limits.MaxNumBatchedTokens)
 	}
 	cm.capture.max = min(cm.capture.max, c.Limits.MaxNumBatchedTokens)
+	// vLLM bounds FlashAttention's key split for steps within the capture
+	// size under full CUDA graphs only (roofline.Roofline.CaptureTokens).
+	cm.roof.CaptureTokens = cm.capture.max
+	if cm.exec == runresult.ExecEager || cm.exec == runresult.ExecPiecewise {
+		cm.roof.CaptureTokens = -1
+	}
 	for comp := range cm.scale {
 		cm.scale[comp] = c.Calibration.Scale(componentFamily(Component(comp)))
 	}

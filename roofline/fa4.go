@@ -141,9 +141,12 @@ func fa4Splits(totalM, nBlocks float64, maxSplits, sms int) float64 {
 
 // fa4MaxSplits is the split bound vLLM passes for a step of tokens query
 // tokens when the largest CUDA-graph capture size is capture (0: vLLM's
-// default, fa3MaxCaptureTokens).
+// default, fa3MaxCaptureTokens; negative: no full CUDA graphs, so none).
 func fa4MaxSplits(tokens float64, capture int) int {
-	if capture <= 0 {
+	if capture < 0 {
+		return 0
+	}
+	if capture == 0 {
 		return fa3MaxSplits(tokens)
 	}
 	if tokens <= float64(capture) {

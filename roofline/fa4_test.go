@@ -25,8 +25,8 @@ func TestFA4Splits(t *testing.T) {
 			t.Errorf("%s: fa4Splits(%v, %v, %d) = %v, want %v", tc.name, tc.totalM, tc.blocks, tc.maxSplits, got, tc.want)
 		}
 	}
-	if fa4MaxSplits(512, 0) != 32 || fa4MaxSplits(513, 0) != 0 || fa4MaxSplits(16, 2) != 0 || fa4MaxSplits(2, 2) != 32 {
-		t.Errorf("fa4MaxSplits: want 32 within the capture size (default 512), 0 past it")
+	if fa4MaxSplits(512, 0) != 32 || fa4MaxSplits(513, 0) != 0 || fa4MaxSplits(16, 2) != 0 || fa4MaxSplits(2, 2) != 32 || fa4MaxSplits(1, -1) != 0 {
+		t.Errorf("fa4MaxSplits: want 32 within the capture size (default 512), 0 past it and without full CUDA graphs")
 	}
 }
 

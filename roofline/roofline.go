@@ -72,8 +72,9 @@ type Roofline struct {
 	WarmKV bool
 	// CaptureTokens is vLLM's largest CUDA-graph capture size
 	// (max_cudagraph_capture_size), which decides the key-split bound vLLM
-	// passes FlashAttention (fa3MaxSplits); 0: vLLM's default, 512. Only
-	// the FA4 terms read it (fa4.go).
+	// passes FlashAttention (fa3MaxSplits); 0: vLLM's default, 512;
+	// negative: no full CUDA graphs (eager or piecewise only), where vLLM
+	// passes none. Only the FA4 terms read it (fa4.go).
 	CaptureTokens int
 }
 
