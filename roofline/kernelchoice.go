@@ -76,9 +76,11 @@ func AttentionKernel(kernelSource string) string {
 // format, by the backend part of the tables' kernel sources
 // (vllm_<method>_<backend>_<experts>: MoEKernelOfSource on Hopper,
 // MoEKernel on Blackwell); empty: the device model's default, the MoE
-// classes' curves. FP8BlockEP is block FP8 under expert parallelism.
+// classes' curves. FP8 is per-tensor FP8 with static activation scales
+// (spec.Op.FP8StaticScales), FP8Dynamic with scales computed per batch,
+// FP8BlockEP block FP8 under expert parallelism.
 type MoEKernels struct {
-	BF16, FP8, FP8Block, FP8BlockEP string
+	BF16, FP8, FP8Dynamic, FP8Block, FP8BlockEP string
 	// ConfigsBefore is the date (YYYY-MM-DD) before which a tuned Triton
 	// config file on vLLM's main counts (moeconfig.go); "": the v0.10-v0.16
 	// era's (vllmEraFilesBefore). ScaledDefault says the untuned default
@@ -94,7 +96,7 @@ type MoEKernels struct {
 // kept): the kernel a table row names, or a device whose vLLM runs one
 // kernel for every format (Blackwell).
 func (m MoEKernels) With(kernel string) MoEKernels {
-	m.BF16, m.FP8, m.FP8Block, m.FP8BlockEP = kernel, kernel, kernel, kernel
+	m.BF16, m.FP8, m.FP8Dynamic, m.FP8Block, m.FP8BlockEP = kernel, kernel, kernel, kernel, kernel
 	return m
 }
 
@@ -152,7 +154,14 @@ func MoEKernelOfSource(source string) string {
 //     So per-tensor FP8 and block FP8 under EP run FlashInfer CUTLASS,
 //     block FP8 under TP and BF16 Triton: AIConfigurator's vLLM 0.24.0 H100
 //     moe table, which builds the FusedMoE module and lets vLLM pick,
-//     records exactly these kernel sources. Tuned files on vLLM's main
+//     records exactly these kernel sources. FlashInfer CUTLASS takes
+//     per-tensor FP8 only with static activation scales (FlashInferExperts'
+//     _supports_quant_scheme, fused_moe/experts/flashinfer_cutlass_moe.py),
+//     as ModelOpt checkpoints (the table's rows: collect_moe.py builds
+//     ModelOptFp8Config) and fp8 checkpoints of activation_scheme static
+//     carry; with dynamic scales (Fp8Config's default) the oracle's next
+//     backends are DeepGEMM (block FP8 only) and, since Fp8MoEMethod does
+//     not allow vLLM's CUTLASS (allow_vllm_cutlass=False), Triton. Tuned files on vLLM's main
 //     before 2026-07-13 count (the date of AIConfigurator's commit d5bad971c
 //     that collected 0.24.0: an upper bound on its release).
 func KernelsFor(arch, vllmVersion string) Kernels {
@@ -195,7 +204,7 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		k.MoE.ConfigsBefore = "2026-03-07" // v0.17.0's release
 	}
 	if !versionBefore(vllmVersion, "0.24.0") {
-		k.MoE.FP8, k.MoE.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass
+		k.MoE.FP8, k.MoE.FP8BlockEP = MoEFlashInferCutlass, MoEFlashInferCutlass // FP8Dynamic: Triton
 		k.MoE.ConfigsBefore = "2026-07-13"
 		k.MoE.BF16From024 = true
 	}

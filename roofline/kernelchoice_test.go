@@ -18,11 +18,11 @@ func TestKernelsForHopperMoE(t *testing.T) {
 		{spec.ArchHopper, "", MoEKernels{}},
 		{spec.ArchHopper, "0.10.1", MoEKernels{}},
 		{spec.ArchHopper, "0.9.2", MoEKernels{}},
-		{spec.ArchHopper, "0.14.0", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr}},
-		{spec.ArchHopper, "0.16.1", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr}},
-		{spec.ArchHopper, "0.17.0", MoEKernels{BF16: tr, FP8: tr, FP8Block: tr, FP8BlockEP: tr, ConfigsBefore: "2026-03-07", ScaledDefault: true}},
-		{spec.ArchHopper, "0.24.0", MoEKernels{BF16: tr, FP8: fi, FP8Block: tr, FP8BlockEP: fi, ConfigsBefore: "2026-07-13", ScaledDefault: true, BF16From024: true}},
-		{spec.ArchBlackwell, "0.24.0", MoEKernels{BF16: MoEFlashInferTRTLLM, FP8: MoEFlashInferTRTLLM, FP8Block: MoEFlashInferTRTLLM, FP8BlockEP: MoEFlashInferTRTLLM}},
+		{spec.ArchHopper, "0.14.0", MoEKernels{BF16: tr, FP8: tr, FP8Dynamic: tr, FP8Block: tr, FP8BlockEP: tr}},
+		{spec.ArchHopper, "0.16.1", MoEKernels{BF16: tr, FP8: tr, FP8Dynamic: tr, FP8Block: tr, FP8BlockEP: tr}},
+		{spec.ArchHopper, "0.17.0", MoEKernels{BF16: tr, FP8: tr, FP8Dynamic: tr, FP8Block: tr, FP8BlockEP: tr, ConfigsBefore: "2026-03-07", ScaledDefault: true}},
+		{spec.ArchHopper, "0.24.0", MoEKernels{BF16: tr, FP8: fi, FP8Dynamic: tr, FP8Block: tr, FP8BlockEP: fi, ConfigsBefore: "2026-07-13", ScaledDefault: true, BF16From024: true}},
+		{spec.ArchBlackwell, "0.24.0", MoEKernels{}.With(MoEFlashInferTRTLLM)},
 		{spec.ArchAmpere, "0.14.0", MoEKernels{}},
 	} {
 		if got := KernelsFor(tc.arch, tc.version).MoE; got != tc.want {

@@ -7,8 +7,9 @@ import (
 	"github.com/ftk-dev/ftk/spec"
 )
 
-// cutlassFP8Layer prices a per-tensor FP8 grouped GEMM of hidden h, width
-// w on an H100 whose vLLM 0.24.0 kernels run FlashInfer's CUTLASS MoE.
+// cutlassFP8Layer prices a per-tensor FP8 grouped GEMM (static activation
+// scales, as ModelOpt checkpoints carry) of hidden h, width w on an H100
+// whose vLLM 0.24.0 kernels run FlashInfer's CUTLASS MoE.
 func cutlassFP8Layer(t *testing.T, h, w, topK, experts, ep int, nonGated bool, tokens float64) float64 {
 	t.Helper()
 	h100, err := spec.LookupDevice("h100")
@@ -18,7 +19,7 @@ func cutlassFP8Layer(t *testing.T, h, w, topK, experts, ep int, nonGated bool, t
 	r := Roofline{Device: NewDevice(h100), Compiled: true, Kernels: KernelsFor(spec.ArchHopper, "0.24.0")}
 	local := experts / ep
 	o := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: h, ExpertWidth: w, LocalExperts: local, Experts: experts,
-		TopK: topK, ElemBytes: 1, FP8: true, NonGatedExperts: nonGated}
+		TopK: topK, ElemBytes: 1, FP8: true, FP8StaticScales: true, NonGatedExperts: nonGated}
 	routed := tokens * float64(topK) / float64(ep)
 	return r.KernelMs(&o, []float64{routed, math.Ceil(routed / float64(local)), 0, tokens}) * 1e3
 }
@@ -76,10 +77,11 @@ func TestCutlassFP8TileFill(t *testing.T) {
 // FlashInfer's CUTLASS MoE on Hopper: without a vLLM version (the MoE
 // classes' curves) and on Ada (no Hopper terms) they do not apply, nor to
 // a compressed-tensors layer (vLLM's own CUTLASS MoE), its grouped GEMM
-// or its alignment.
+// or its alignment, nor to a layer with dynamic activation scales (Triton,
+// priced by its record).
 func TestCutlassFP8TileOnlyWhenNamed(t *testing.T) {
 	o := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: 2816, ExpertWidth: 704, LocalExperts: 128, Experts: 128,
-		TopK: 8, ElemBytes: 1, FP8: true}
+		TopK: 8, ElemBytes: 1, FP8: true, FP8StaticScales: true}
 	x := []float64{128, 1, 0, 16}
 	h100, err := spec.LookupDevice("h100")
 	if err != nil {
@@ -92,6 +94,11 @@ func TestCutlassFP8TileOnlyWhenNamed(t *testing.T) {
 		if _, ok := r.hopperCutlassMoEUs(&op, x); ok {
 			t.Errorf("compressed-tensors %s: priced as FlashInfer's CUTLASS MoE", op.Name)
 		}
+	}
+	dynamic := o
+	dynamic.FP8StaticScales = false
+	if _, ok := r.hopperCutlassMoEUs(&dynamic, x); ok || r.tritonMoE(&dynamic) == nil {
+		t.Errorf("dynamic activation scales: priced as FlashInfer's CUTLASS MoE %v, by Triton %v; want Triton", ok, r.tritonMoE(&dynamic) != nil)
 	}
 	for _, name := range []string{"h100", "l40s"} {
 		dev, err := spec.LookupDevice(name)

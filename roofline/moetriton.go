@@ -280,8 +280,10 @@ func (r Roofline) moeKernel(o *spec.Op) string {
 		return k.FP8BlockEP
 	case o.FP8 && o.FP8Block:
 		return k.FP8Block
-	case o.FP8:
+	case o.FP8 && o.FP8StaticScales:
 		return k.FP8
+	case o.FP8:
+		return k.FP8Dynamic
 	}
 	return k.BF16
 }

@@ -72,6 +72,11 @@ type Model struct {
 	// (quantization_config.weight_block_size) and the activations per token
 	// group, as DeepSeek-style checkpoints are (roofline/moetriton.go).
 	FP8Block bool `json:"fp8_block,omitempty"`
+	// FP8StaticScales says per-tensor FP8 activations take static scales
+	// from the checkpoint (fp8 with activation_scheme static, ModelOpt
+	// FP8), not ones computed per batch; vLLM 0.24 runs such MoE layers
+	// on FlashInfer's CUTLASS MoE on Hopper (roofline/kernelchoice.go).
+	FP8StaticScales bool `json:"fp8_static_scales,omitempty"`
 	// Quantization names the scheme read from the config ("" for BF16).
 	Quantization string `json:"quantization,omitempty"`
 	// Note states an approximation made reading the config (a wrapper

@@ -91,9 +91,11 @@ func LayerOps(m *Model, l Layout, i int) []Op {
 	ew := m.MoEIntermediateSize / l.MoETP()
 	ops = append(ops,
 		Op{Name: OpMoEShuffling, Family: FamilyMoE, Kernels: alignKernels(l.EP), Width: h, TopK: m.TopK,
-			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, ElemBytes: ab, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE, FP8Block: m.FP8Compute && m.FP8Block},
+			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, ElemBytes: ab, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE, FP8Block: m.FP8Compute && m.FP8Block,
+			FP8StaticScales: m.FP8Compute && m.FP8StaticScales},
 		Op{Name: OpMoEGroupedGEMM, Family: FamilyMoE, Kernels: 3, K: h, ExpertWidth: ew,
-			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE, FP8Block: m.FP8Compute && m.FP8Block})
+			LocalExperts: m.NumExperts / l.EP, Experts: m.NumExperts, TopK: m.TopK, ElemBytes: eb, FP8: m.FP8Compute, CutlassMoE: m.FP8CutlassMoE, FP8Block: m.FP8Compute && m.FP8Block,
+			FP8StaticScales: m.FP8Compute && m.FP8StaticScales})
 	if m.SharedExperts > 0 {
 		sw := m.SharedExpertIntermediateSize
 		if sw == 0 {

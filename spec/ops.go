@@ -139,6 +139,9 @@ type Op struct {
 	// FP8Block says FP8 weights are quantized in blocks and activations per
 	// token group (Model.FP8Block).
 	FP8Block bool
+	// FP8StaticScales says per-tensor FP8 activations take static scales
+	// (Model.FP8StaticScales).
+	FP8StaticScales bool
 	// NonGatedExperts says a grouped GEMM's experts project once before
 	// their activation (Nemotron-H's relu2), not twice (gate and up).
 	NonGatedExperts bool

@@ -65,6 +65,9 @@ func (m *Model) applyQuantization(raw json.RawMessage, dtype string) error {
 		if len(q.WeightBlockSize) == 2 {
 			m.FP8Block = true
 			m.Quantization = fmt.Sprintf("fp8 block %dx%d W8A8", q.WeightBlockSize[0], q.WeightBlockSize[1])
+		} else if strings.EqualFold(q.ActivationScheme, "static") {
+			// vLLM's Fp8Config defaults to dynamic activation scales.
+			m.FP8StaticScales = true
 		}
 		return nil
 	case "fbgemm_fp8":
@@ -76,7 +79,9 @@ func (m *Model) applyQuantization(raw json.RawMessage, dtype string) error {
 			algo = q.Quantization.QuantAlgo
 		}
 		if strings.EqualFold(algo, "fp8") {
-			m.WeightBytes, m.FP8Compute, m.Quantization = 1, true, "modelopt fp8 W8A8"
+			// ModelOpt FP8 checkpoints carry static per-tensor scales for
+			// weights and activations (vLLM's ModelOptFp8Config).
+			m.WeightBytes, m.FP8Compute, m.FP8StaticScales, m.Quantization = 1, true, true, "modelopt fp8 W8A8"
 			return nil
 		}
 		return fmt.Errorf("quantization_config: modelopt %s is not supported (FP8 is): price the BF16 model, or an FP8 checkpoint", algo)
