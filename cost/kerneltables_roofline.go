@@ -205,8 +205,10 @@ func MoERowMs(r roofline.Roofline, m *kerneldb.MoERow) float64 {
 		eb = 1
 	}
 	if k := roofline.MoEKernelOfSource(m.KernelSource); k != "" {
-		// The row's release's config era, and the kernel that ran it.
+		// The row's release's config era, and the kernel that ran it,
+		// untuned: the 0.24.0 collector skips vLLM's warm-up.
 		r.Kernels.MoE = roofline.KernelsFor(spec.ArchHopper, m.Version).MoE.With(k)
+		r.FlashInferUntuned = true
 	}
 	local := max(m.Experts/m.MoEEP, 1)
 	shuffle := spec.Op{Name: spec.OpMoEShuffling, Family: spec.FamilyMoE, Kernels: 1, Width: m.Hidden, TopK: m.TopK,

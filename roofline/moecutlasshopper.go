@@ -142,13 +142,29 @@ func (f CutlassTileMoE) LayerUs(o *spec.Op, x []float64, d *Device) float64 {
 // (fused_moe/oracle/fp8.py, read at 001a058b; that method allows vLLM's
 // CUTLASS) takes its own CUTLASS MoE, which the MoE classes' curves price
 // (fp8moe.go).
+//
+// Per-tensor FP8 is priced by the fallback tactic's tiles
+// (CutlassTileMoE) where FlashInfer runs untuned (FlashInferUntuned: the
+// kernel tables' rows). A served vLLM autotunes the tactic at warm-up,
+// choosing among FlashInfer's SM90 tiles (128x16 to 256x128, swap-AB) the
+// fastest for each bucket of tokens, which no table times: the served
+// layer is priced with the block-FP8 terms of the same kernel, a proxy
+// (a guess, not measured): on the 66 shapes both ran in AIConfigurator's
+// vLLM 0.24.0 H100 table, the block-scale path takes 0.29 of the
+// fallback's time at 16-2,048 tokens (median; 10th-90th percentile
+// 0.21-0.56) and 0.64 at 12,288-16,384, and a tuned per-tensor tactic is
+// taken to be as fast.
 func (r Roofline) hopperCutlassMoEUs(o *spec.Op, x []float64) (us float64, ok bool) {
 	if r.Device == nil || r.Device.Arch != spec.ArchHopper || o.CutlassMoE || r.moeKernel(o) != MoEFlashInferCutlass {
 		return 0, false
 	}
 	tiles := r.Device.Curves.CutlassFP8MoE
-	f, found := r.Device.Curves.FlashInferMoETerms(MoEFlashInferCutlass, moeDtype(o))
-	perTensor := moeDtype(o) == "fp8" && tiles != nil
+	dtype := moeDtype(o)
+	perTensor := dtype == "fp8" && tiles != nil && r.FlashInferUntuned
+	if dtype == "fp8" && !r.FlashInferUntuned {
+		dtype = "fp8_block" // the tuned tactic's proxy
+	}
+	f, found := r.Device.Curves.FlashInferMoETerms(MoEFlashInferCutlass, dtype)
 	if !found && !perTensor {
 		return 0, false
 	}

@@ -9,14 +9,15 @@ import (
 
 // cutlassFP8Layer prices a per-tensor FP8 grouped GEMM (static activation
 // scales, as ModelOpt checkpoints carry) of hidden h, width w on an H100
-// whose vLLM 0.24.0 kernels run FlashInfer's CUTLASS MoE.
+// whose vLLM 0.24.0 kernels run FlashInfer's CUTLASS MoE untuned (as the
+// kernel tables' rows ran).
 func cutlassFP8Layer(t *testing.T, h, w, topK, experts, ep int, nonGated bool, tokens float64) float64 {
 	t.Helper()
 	h100, err := spec.LookupDevice("h100")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Roofline{Device: NewDevice(h100), Compiled: true, Kernels: KernelsFor(spec.ArchHopper, "0.24.0")}
+	r := Roofline{Device: NewDevice(h100), Compiled: true, Kernels: KernelsFor(spec.ArchHopper, "0.24.0"), FlashInferUntuned: true}
 	local := experts / ep
 	o := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: h, ExpertWidth: w, LocalExperts: local, Experts: experts,
 		TopK: topK, ElemBytes: 1, FP8: true, FP8StaticScales: true, NonGatedExperts: nonGated}
@@ -112,6 +113,35 @@ func TestCutlassFP8TileOnlyWhenNamed(t *testing.T) {
 		_, ok := (Roofline{Device: d, Compiled: true, Kernels: KernelsFor(dev.Arch, "0.24.0")}).hopperCutlassMoEUs(&o, x)
 		if want := dev.Arch == spec.ArchHopper; ok != want {
 			t.Errorf("%s with vLLM 0.24.0: priced by the CUTLASS tiles %v, want %v", name, ok, want)
+		}
+	}
+}
+
+// A served vLLM autotunes FlashInfer's tactics at warm-up: its per-tensor
+// FP8 layer is priced with the block-scale path's terms (the proxy in
+// moecutlasshopper.go), below the untuned fallback's tiles at every batch
+// of AIConfigurator's token grid, and at least the HBM time of the active
+// experts' weights.
+func TestCutlassFP8ServedTuned(t *testing.T) {
+	h100, err := spec.LookupDevice("h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(h100)
+	o := spec.Op{Name: spec.OpMoEGroupedGEMM, Family: spec.FamilyMoE, Kernels: 3, K: 2816, ExpertWidth: 704, LocalExperts: 128, Experts: 128,
+		TopK: 8, ElemBytes: 1, FP8: true, FP8StaticScales: true}
+	served := Roofline{Device: d, Compiled: true, Kernels: KernelsFor(spec.ArchHopper, "0.24.0")}
+	untuned := served
+	untuned.FlashInferUntuned = true
+	block, _ := d.Curves.FlashInferMoETerms(MoEFlashInferCutlass, "fp8_block")
+	for _, tokens := range []float64{1, 16, 128, 2048, 16384} {
+		routed := tokens * 8
+		x := []float64{routed, math.Ceil(routed / 128), 0, tokens}
+		s, sok := served.hopperCutlassMoEUs(&o, x)
+		u, uok := untuned.hopperCutlassMoEUs(&o, x)
+		hbm := math.Min(routed, 128) * 3 * 2816 * 704 / (d.HBMGBps * 1e3)
+		if !sok || !uok || s != block.LayerUs(&o, x, d) || s >= u || s < hbm {
+			t.Errorf("%v tokens: served %.0f us (%v), untuned %.0f us (%v), HBM %.0f us: want the block terms' price, below the untuned, above the HBM time", tokens, s, sok, u, uok, hbm)
 		}
 	}
 }

@@ -64,6 +64,13 @@ type Roofline struct {
 	// Kernels names the kernels vLLM runs where the price depends on
 	// which one it picks (kernelchoice.go); zero: the device's defaults.
 	Kernels Kernels
+	// FlashInferUntuned says FlashInfer's fused MoE runs the tactics it
+	// falls back to without autotuning, as in AIConfigurator's vLLM 0.24.0
+	// moe rows (collect_moe.py builds the layer without vLLM's warm-up);
+	// a served vLLM autotunes them at warm-up (vllm/model_executor/warmup/
+	// kernel_warmup.py, flashinfer_autotune, on SM90 and later). Only
+	// Hopper's per-tensor FP8 CUTLASS MoE reads it (moecutlasshopper.go).
+	FlashInferUntuned bool
 	// WarmKV says each attention op reads a KV cache still in the L2
 	// from the op before, as in a benchmark that replays one layer back
 	// to back (AIConfigurator's attention rows); a served step reads
