@@ -86,6 +86,16 @@ type FA3 struct {
 	// prefill tile, over what its bytes give at head dim 128's rate;
 	// DecodeWideTileFP8 multiplies it for an FP8 cache. 0: 1.
 	DecodeWideTile, DecodeWideTileFP8 float64
+	// DecodeFloorUsFP8 is the decode's floor with an FP8 cache (0:
+	// DecodeFloorUs).
+	DecodeFloorUsFP8 float64
+	// DecodeBlockFP8 multiplies a decode block's cost at every head dim
+	// with an FP8 cache (0: 1).
+	DecodeBlockFP8 float64
+	// FP8Tiles prices an FP8 cache's decode blocks with FA3's 1-byte
+	// tiles (fa3DecodeKeysFP8), FP8TwoLevel with those of its two-level
+	// accumulation; false: the 16-bit tiles.
+	FP8Tiles, FP8TwoLevel bool
 	// ByKernel holds the terms of FA3 as other vLLM versions run it, by
 	// Kernels.Attention (AttentionFA3: vLLM 0.24.0's); a kernel not in it
 	// is priced by these terms.
@@ -156,12 +166,19 @@ var hopperFA3 = FA3{
 // 0.14.0's read as a fixed 16 CTAs a KV head (what changed between the two
 // is not identified in the source read). Its decode blocks at head dims
 // 192 and 256, which have no one-warpgroup tile, cost 1.48x their bytes'
-// share at head dim 128's rate, 1.72x with an FP8 cache.
+// share at head dim 128's rate. An FP8 cache's decode runs FA3's 1-byte
+// kernel: its tiles (fa3DecodeKeysFP8, two-level accumulation), a 10.5 us
+// floor (9.3 BF16: the FP8 rows of 1-3 cached tokens take 1.0-1.5 us
+// more at head dim 128, 3.4 us at 256; what the kernel does there is not
+// identified), blocks at 1.02x (x1.08 more at head dims 192 and 256) and
+// 18.4 GB/s a CTA of few sequences: terms fitted on the FP8 rows over the
+// shared ones, which are fitted with the FP8 rows priced as the 16-bit
+// kernel.
 var hopperFA3v024 = FA3{
-	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 17.31, DecodeMaxSplits: 32,
-	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.168,
+	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
+	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
 	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.857, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 4.64,
-	PrefillOneWarpgroup: true,
+	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -176,12 +193,18 @@ func (f *FA3) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 	}
 	kvBytes := 2 * ctx * float64(o.HeadDim*o.ElemBytes) // one KV head of one sequence
 	streamUs := b * kvBytes / (math.Max(b, f.DecodeSplitSeqs) * stream * 1e3)
+	keys := fa3DecodeKeys(o.HeadDim)
+	if o.ElemBytes == 1 && f.FP8Tiles {
+		keys = fa3DecodeKeysFP8(o.HeadDim, f.FP8TwoLevel)
+	}
 	if f.DecodeMaxSplits > 0 {
 		splits := fa3Splits(b, 1, math.Ceil((ctx+1)/fa3TileKeys), float64(max(o.KVHeads, 1)), sms, f.DecodeMaxSplits)
 		streamUs = kvBytes / (splits * stream * 1e3)
 	}
-	keys := fa3DecodeKeys(o.HeadDim)
 	blockUs := f.DecodeBlockUs * keys * float64(o.HeadDim) / (fa3TileKeys * 128) // a block's bytes over head dim 128's
+	if o.ElemBytes == 1 {
+		blockUs *= nonZero(f.DecodeBlockFP8, 1)
+	}
 	if o.HeadDim > 128 {
 		// No one-warpgroup decode tile: 128 query rows a CTA.
 		blockUs *= nonZero(f.DecodeWideTile, 1)
@@ -190,7 +213,11 @@ func (f *FA3) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 		}
 	}
 	ctaUs := b * float64(max(o.KVHeads, 1)) * (f.DecodeCTAUs + blockUs*math.Ceil(ctx/keys)) / float64(sms)
-	return f.DecodeFloorUs + math.Max(memUs, math.Max(streamUs, ctaUs))
+	floor := f.DecodeFloorUs
+	if o.ElemBytes == 1 {
+		floor = nonZero(f.DecodeFloorUsFP8, floor)
+	}
+	return floor + math.Max(memUs, math.Max(streamUs, ctaUs))
 }
 
 // prefillUs is the kernel time, in microseconds, of the causal prefill o
