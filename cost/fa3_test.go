@@ -202,15 +202,30 @@ func TestFA3AttentionRefit(t *testing.T) {
 			f.PrefillCTAUsFP8 = p[6]
 		}
 	}
-	prefillGet := func(f roofline.FA3) []float64 {
-		p := []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
-		if f.PrefillCTAUsFP8 > 0 {
-			p = append(p, f.PrefillCTAUsFP8)
-		}
-		return p
+	// The context rows in two stages too: the shared terms with the FP8
+	// rows priced as the 16-bit kernel (its FP8 iteration and CTA costs
+	// nuisance terms there), then the FP8 kernel's terms on the FP8 rows:
+	// its tiles (roofline/fa3fp8.go), iteration and CTA costs and
+	// per-token work.
+	prefillGetShared := func(f roofline.FA3) []float64 {
+		return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
 	}
+	withoutFP8Prefill := func(f *roofline.FA3) {
+		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8 = false, 0
+	}
+	withoutFP8Prefill014 := func(f *roofline.FA3) {
+		withoutFP8Prefill(f)
+		f.PrefillCTAUsFP8 = 0 // no FP8 CTA term in 0.14.0's shared fit
+	}
+	prefillSetFP8 := func(f *roofline.FA3, p []float64) {
+		p = abs(p)
+		f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8 = p[0], p[1], p[2]
+	}
+	prefillGetFP8 := func(f roofline.FA3) []float64 {
+		return []float64{f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8}
+	}
+	const prefillParamsFP8 = "FP8 iteration us, FP8 CTA us, FP8 token-KV-head ns"
 	const decodeParams = "floor us, HBM eff, stream GB/s BF16, FP8, CTA us, block us[, wide tile, FP8]"
-	const prefillParams = "floor us, iteration us BF16, FP8, CTA us, tail, combine us[, CTA us FP8] (HBM eff: the decode's)"
 	v014 := filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm")
 	v024 := filepath.Join("..", "testdata", "aiconfigurator-0.24", "h100_sxm")
 	for _, tc := range []struct {
@@ -234,9 +249,15 @@ func TestFA3AttentionRefit(t *testing.T) {
 			// do not follow (FA3's tile scheduler; mid lengths 64-512
 			// priced 9-16% fast): bound at the error the fit reaches,
 			// not at the 10%.
-			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 18,
+			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 18, eb: 2,
 			start: []float64{7.4, 1.5, 1.5, 1, 0.5, 3}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1},
-			set: prefillSet, get: prefillGet, paramsOf: prefillParams,
+			set: prefillSet, get: prefillGetShared, paramsOf: "floor us, iteration us, CTA us, tail, combine us (HBM eff: the decode's)",
+			base: withoutFP8Prefill014, fitBoth: true,
+		},
+		{
+			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 13, eb: 1,
+			start: []float64{1.83, 3.23, 0.5}, step: []float64{0.3, 1, 0.2},
+			set: prefillSetFP8, get: prefillGetFP8, paramsOf: prefillParamsFP8,
 		},
 		{
 			// The shared terms (the held-out bound is the BF16 rows'; the
@@ -254,9 +275,15 @@ func TestFA3AttentionRefit(t *testing.T) {
 			set: decodeSetFP8, get: decodeGetFP8, paramsOf: "FP8 floor us, stream GB/s, block, wide tile",
 		},
 		{
-			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 17,
+			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 17, eb: 2,
 			start: []float64{5.1, 1.62, 1.83, 3.23, 0.86, 2.76, 3.23}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1, 1},
-			set: prefillSet, get: prefillGet, paramsOf: prefillParams,
+			set: prefillSet, get: prefillGetShared, paramsOf: "floor us, iteration us, CTA us, tail, combine us (HBM eff: the decode's)",
+			base: withoutFP8Prefill, fitBoth: true,
+		},
+		{
+			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 13, eb: 1,
+			start: []float64{1.83, 3.23, 0.5}, step: []float64{0.3, 1, 0.2},
+			set: prefillSetFP8, get: prefillGetFP8, paramsOf: prefillParamsFP8,
 		},
 	} {
 		name := tc.table + " (" + tc.version + ")"

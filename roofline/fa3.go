@@ -44,7 +44,7 @@ import (
 // the query heads of a KV head, by 128 keys at head dim 128) per KV head
 // and sequence, each iterating over key blocks up to the causal end of
 // its last row, PrefillIterUs a 128 x 128 block at head dim 128 (BF16;
-// FP8 KV runs FP8 tensor cores on dequantised tiles, PrefillIterUsFP8),
+// FP8 KV runs FA3's 1-byte kernel, PrefillIterUsFP8, on its own tiles),
 // other tiles by their MMAs (rows x keys x head dim), plus PrefillCTAUs
 // per CTA (PrefillCTAUsFP8 with an FP8 cache); the work spread over the SMs
 // plus PrefillTail of the longest CTA (the last wave's imbalance), or the
@@ -96,6 +96,15 @@ type FA3 struct {
 	// tiles (fa3DecodeKeysFP8), FP8TwoLevel with those of its two-level
 	// accumulation; false: the 16-bit tiles.
 	FP8Tiles, FP8TwoLevel bool
+	// PrefillFP8Tiles prices an FP8 cache's prefill with FA3's 1-byte
+	// tiles (fa3TileFP8; FP8TwoLevel picks the era's); false: the 16-bit
+	// tiles.
+	PrefillFP8Tiles bool
+	// PrefillTokenKVNsFP8 is the nanoseconds an FP8-cache prefill token
+	// takes per KV head (at head dim 128, by head dim) beyond the tiles'
+	// work, spread over the SMs with them (pattern: TRTLLMAttn's
+	// PrefillTokenKVNs). 0: none.
+	PrefillTokenKVNsFP8 float64
 	// ByKernel holds the terms of FA3 as other vLLM versions run it, by
 	// Kernels.Attention (AttentionFA3: vLLM 0.24.0's); a kernel not in it
 	// is priced by these terms.
@@ -147,11 +156,22 @@ func fa3Tile(hd int, packedRows float64, oneWG bool) (rows, keys float64) {
 // attention tables (testdata/aiconfigurator/h100_sxm/attention/vllm/0.14.0,
 // 5,435 generation and 5,457 context rows per KV dtype), least squares of
 // the relative error by Nelder-Mead on four rows in five (every fifth row,
-// file order, held out): TestFA3AttentionRefit.
+// file order, held out): TestFA3AttentionRefit. An FP8 cache's prefill
+// runs FA3's 1-byte kernel with the tiles before two-level accumulation
+// (fa3TileFP8: 128 x 160 at head dim 128, against 128 x 128 at 16 bits),
+// and its rows take 0.51 ns a token and KV head (at head dim 128) beside
+// the tiles: an FP8 row of 0.14.0 takes 1.07-1.20x its BF16 row at every
+// length, the most at 256-512 tokens, where the tiles' work alone prices
+// it at 0.82-0.97x (the FP8 cache write's conversion and the kernel's in-CTA V
+// transpose, which FP8's MMA needs, are both per-token work; the rows do
+// not tell them apart). Those FP8 terms are fitted on the FP8 rows over
+// the shared ones, which are fitted with the FP8 rows priced as the 16-bit
+// kernel.
 var hopperFA3 = FA3{
 	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
 	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
-	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.826, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
+	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.655, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
+	PrefillFP8Tiles: true, PrefillCTAUsFP8: 3.515, PrefillTokenKVNsFP8: 0.5137,
 	ByKernel: map[string]*FA3{AttentionFA3: &hopperFA3v024},
 }
 
@@ -171,14 +191,15 @@ var hopperFA3 = FA3{
 // floor (9.3 BF16: the FP8 rows of 1-3 cached tokens take 1.0-1.5 us
 // more at head dim 128, 3.4 us at 256; what the kernel does there is not
 // identified), blocks at 1.02x (x1.08 more at head dims 192 and 256) and
-// 18.4 GB/s a CTA of few sequences: terms fitted on the FP8 rows over the
-// shared ones, which are fitted with the FP8 rows priced as the 16-bit
-// kernel.
+// 18.4 GB/s a CTA of few sequences; its prefill the two-level
+// accumulation tiles (128 x 192 at head dim 128) and 0.74 ns a token and
+// KV head beside them; terms fitted on the FP8 rows over the shared ones,
+// which are fitted with the FP8 rows priced as the 16-bit kernel.
 var hopperFA3v024 = FA3{
 	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
 	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
-	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.857, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 4.64,
-	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true,
+	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.793, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 3.709,
+	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.7429,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -231,6 +252,9 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	kvHeads := float64(max(o.KVHeads, 1))
 	group := float64(max(o.QHeads/max(o.KVHeads, 1), 1))
 	rows, keys := fa3Tile(o.HeadDim, q*group, f.PrefillOneWarpgroup)
+	if o.ElemBytes == 1 && f.PrefillFP8Tiles {
+		rows, keys = fa3TileFP8(o.HeadDim, q*group, f.PrefillOneWarpgroup, f.FP8TwoLevel)
+	}
 	tiles := math.Ceil(q * group / rows)
 	// Key blocks each tile iterates over: to the causal end of its last row.
 	blocks := fa3CausalBlocks(tiles, q, ctx, group, rows, keys)
@@ -248,6 +272,9 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	}
 	longest := math.Ceil(keyBlocks/splits)*iter + ctaUs
 	computeUs := seqs*kvHeads*(blocks*iter+splits*tiles*ctaUs)/float64(sms) + f.PrefillTail*longest
+	if o.ElemBytes == 1 {
+		computeUs += seqs * q * kvHeads * float64(o.HeadDim) / 128 * f.PrefillTokenKVNsFP8 / 1e3
+	}
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
