@@ -205,13 +205,13 @@ func TestFA3AttentionRefit(t *testing.T) {
 	// The context rows in two stages too: the shared terms with the FP8
 	// rows priced as the 16-bit kernel (its FP8 iteration and CTA costs
 	// nuisance terms there), then the FP8 kernel's terms on the FP8 rows:
-	// its tiles (roofline/fa3fp8.go), iteration and CTA costs and
-	// per-token work.
+	// its tiles (roofline/fa3fp8.go), iteration, score and CTA costs,
+	// per-token work and (0.24.0) its head-dim-256 factor.
 	prefillGetShared := func(f roofline.FA3) []float64 {
 		return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
 	}
 	withoutFP8Prefill := func(f *roofline.FA3) {
-		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8 = false, 0
+		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8, f.PrefillWideFP8 = false, 0, 0, 0, 0
 	}
 	withoutFP8Prefill014 := func(f *roofline.FA3) {
 		withoutFP8Prefill(f)
@@ -219,12 +219,19 @@ func TestFA3AttentionRefit(t *testing.T) {
 	}
 	prefillSetFP8 := func(f *roofline.FA3, p []float64) {
 		p = abs(p)
-		f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8 = p[0], p[1], p[2]
+		f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8 = p[0], p[1], p[2], p[3], p[4]
+		if len(p) > 5 {
+			f.PrefillWideFP8 = p[5]
+		}
 	}
 	prefillGetFP8 := func(f roofline.FA3) []float64 {
-		return []float64{f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8}
+		p := []float64{f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8}
+		if f.PrefillWideFP8 > 0 {
+			p = append(p, f.PrefillWideFP8)
+		}
+		return p
 	}
-	const prefillParamsFP8 = "FP8 iteration us, FP8 CTA us, FP8 token-KV-head ns"
+	const prefillParamsFP8 = "FP8 iteration us, CTA us, token-KV-head ns, token-query-head ns, score-block us[, head-dim-256 factor]"
 	const decodeParams = "floor us, HBM eff, stream GB/s BF16, FP8, CTA us, block us[, wide tile, FP8]"
 	v014 := filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm")
 	v024 := filepath.Join("..", "testdata", "aiconfigurator-0.24", "h100_sxm")
@@ -255,8 +262,8 @@ func TestFA3AttentionRefit(t *testing.T) {
 			base: withoutFP8Prefill014, fitBoth: true,
 		},
 		{
-			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 13, eb: 1,
-			start: []float64{1.83, 3.23, 0.5}, step: []float64{0.3, 1, 0.2},
+			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 12, eb: 1,
+			start: []float64{1.83, 3.23, 0.5, 0.1, 0.1}, step: []float64{0.3, 1, 0.2, 0.1, 0.1},
 			set: prefillSetFP8, get: prefillGetFP8, paramsOf: prefillParamsFP8,
 		},
 		{
@@ -281,8 +288,8 @@ func TestFA3AttentionRefit(t *testing.T) {
 			base: withoutFP8Prefill, fitBoth: true,
 		},
 		{
-			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 13, eb: 1,
-			start: []float64{1.83, 3.23, 0.5}, step: []float64{0.3, 1, 0.2},
+			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 11, eb: 1,
+			start: []float64{1.83, 3.23, 0.5, 0.1, 0.1, 1}, step: []float64{0.3, 1, 0.2, 0.1, 0.1, 0.3},
 			set: prefillSetFP8, get: prefillGetFP8, paramsOf: prefillParamsFP8,
 		},
 	} {

@@ -105,6 +105,17 @@ type FA3 struct {
 	// work, spread over the SMs with them (pattern: TRTLLMAttn's
 	// PrefillTokenKVNs). 0: none.
 	PrefillTokenKVNsFP8 float64
+	// PrefillTokenQNsFP8 is the same a token and query head. 0: none.
+	PrefillTokenQNsFP8 float64
+	// PrefillScoreUsFP8 is an FP8 prefill iteration's cost a 128 x 128
+	// block of scores (query rows x keys) beside its MMAs: P's conversion
+	// to FP8 (and the two-level accumulation's FP32 adds) are per score,
+	// not per head dim. 0: none.
+	PrefillScoreUsFP8 float64
+	// PrefillWideFP8 multiplies an FP8 prefill iteration at head dim 256
+	// (hopper/tile_size.h: "FP8 prefill ~0.54x of BF16 with two-level
+	// accum at hd256"). 0: 1.
+	PrefillWideFP8 float64
 	// ByKernel holds the terms of FA3 as other vLLM versions run it, by
 	// Kernels.Attention (AttentionFA3: vLLM 0.24.0's); a kernel not in it
 	// is priced by these terms.
@@ -158,20 +169,22 @@ func fa3Tile(hd int, packedRows float64, oneWG bool) (rows, keys float64) {
 // the relative error by Nelder-Mead on four rows in five (every fifth row,
 // file order, held out): TestFA3AttentionRefit. An FP8 cache's prefill
 // runs FA3's 1-byte kernel with the tiles before two-level accumulation
-// (fa3TileFP8: 128 x 160 at head dim 128, against 128 x 128 at 16 bits),
-// and its rows take 0.51 ns a token and KV head (at head dim 128) beside
-// the tiles: an FP8 row of 0.14.0 takes 1.07-1.20x its BF16 row at every
-// length, the most at 256-512 tokens, where the tiles' work alone prices
-// it at 0.82-0.97x (the FP8 cache write's conversion and the kernel's in-CTA V
-// transpose, which FP8's MMA needs, are both per-token work; the rows do
-// not tell them apart). Those FP8 terms are fitted on the FP8 rows over
-// the shared ones, which are fitted with the FP8 rows priced as the 16-bit
+// (fa3TileFP8: 128 x 160 at head dim 128, against 128 x 128 at 16 bits):
+// 1.37 us a 128 x 128 x 128 block of MMAs plus 0.24 us a 128 x 128 block
+// of scores, 2.43 us a CTA, and 0.44 ns a token and KV head plus 0.13 ns a
+// token and query head (at head dim 128) beside the tiles. An FP8 row of
+// 0.14.0 takes 1.07-1.20x its BF16 row at every length, the most at
+// 256-512 tokens, where the tiles' work alone prices it at 0.82-0.97x: the
+// FP8 cache write's conversion, the kernel's in-CTA V transpose (FP8's MMA
+// needs V K-major) and its per-row FP8 work are per token (the rows do not
+// tell them apart). Those FP8 terms are fitted on the FP8 rows over the
+// shared ones, which are fitted with the FP8 rows priced as the 16-bit
 // kernel.
 var hopperFA3 = FA3{
 	MemEff: 0.885, DecodeFloorUs: 9.4, DecodeStreamGBps: 58.3, DecodeStreamGBpsFP8: 24.21, DecodeSplitSeqs: 16,
 	DecodeCTAUs: 1.754, DecodeBlockUs: 1.679,
-	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.655, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
-	PrefillFP8Tiles: true, PrefillCTAUsFP8: 3.515, PrefillTokenKVNsFP8: 0.5137,
+	PrefillFloorUs: 5.107, PrefillIterUs: 1.617, PrefillIterUsFP8: 1.367, PrefillCTAUs: 3.228, PrefillTail: 0.8613, CombineUs: 2.756,
+	PrefillFP8Tiles: true, PrefillCTAUsFP8: 2.434, PrefillTokenKVNsFP8: 0.4368, PrefillTokenQNsFP8: 0.1339, PrefillScoreUsFP8: 0.2445,
 	ByKernel: map[string]*FA3{AttentionFA3: &hopperFA3v024},
 }
 
@@ -192,14 +205,17 @@ var hopperFA3 = FA3{
 // more at head dim 128, 3.4 us at 256; what the kernel does there is not
 // identified), blocks at 1.02x (x1.08 more at head dims 192 and 256) and
 // 18.4 GB/s a CTA of few sequences; its prefill the two-level
-// accumulation tiles (128 x 192 at head dim 128) and 0.74 ns a token and
-// KV head beside them; terms fitted on the FP8 rows over the shared ones,
-// which are fitted with the FP8 rows priced as the 16-bit kernel.
+// accumulation tiles (128 x 192 at head dim 128), 1.48 us a block of MMAs
+// (x1.45 at head dim 256, which tile_size.h notes runs at about 0.54x of
+// BF16's speed) plus 0.17 us a block of scores, 2.93 us a CTA, and 0.66
+// ns a token and KV head plus 0.09 ns a token and query head beside the
+// tiles; terms fitted on the FP8 rows over the shared ones, which are
+// fitted with the FP8 rows priced as the 16-bit kernel.
 var hopperFA3v024 = FA3{
 	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
 	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
-	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.793, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 3.709,
-	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.7429,
+	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.48, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 2.932,
+	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.6619, PrefillTokenQNsFP8: 0.09484, PrefillScoreUsFP8: 0.1749, PrefillWideFP8: 1.445,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -266,6 +282,12 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	}
 	// An iteration's MMAs scale with the tile and the head dim.
 	iter *= rows * keys * float64(o.HeadDim) / (128 * 128 * 128)
+	if o.ElemBytes == 1 {
+		iter += f.PrefillScoreUsFP8 * rows * keys / (128 * 128)
+	}
+	if o.ElemBytes == 1 && o.HeadDim > 192 {
+		iter *= nonZero(f.PrefillWideFP8, 1)
+	}
 	ctaUs := f.PrefillCTAUs
 	if o.ElemBytes == 1 {
 		ctaUs = nonZero(f.PrefillCTAUsFP8, ctaUs)
@@ -273,7 +295,7 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	longest := math.Ceil(keyBlocks/splits)*iter + ctaUs
 	computeUs := seqs*kvHeads*(blocks*iter+splits*tiles*ctaUs)/float64(sms) + f.PrefillTail*longest
 	if o.ElemBytes == 1 {
-		computeUs += seqs * q * kvHeads * float64(o.HeadDim) / 128 * f.PrefillTokenKVNsFP8 / 1e3
+		computeUs += seqs * q * (kvHeads*f.PrefillTokenKVNsFP8 + kvHeads*group*f.PrefillTokenQNsFP8) * float64(o.HeadDim) / 128 / 1e3
 	}
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
