@@ -206,12 +206,12 @@ func TestFA3AttentionRefit(t *testing.T) {
 	// rows priced as the 16-bit kernel (its FP8 iteration and CTA costs
 	// nuisance terms there), then the FP8 kernel's terms on the FP8 rows:
 	// its tiles (roofline/fa3fp8.go), iteration, score and CTA costs,
-	// per-token work and (0.24.0) its head-dim-256 factor.
+	// per-token work and (0.24.0) its head-dim-256 factor and floor.
 	prefillGetShared := func(f roofline.FA3) []float64 {
 		return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
 	}
 	withoutFP8Prefill := func(f *roofline.FA3) {
-		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8, f.PrefillWideFP8 = false, 0, 0, 0, 0
+		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8, f.PrefillWideFP8, f.PrefillFloorUsFP8 = false, 0, 0, 0, 0, 0
 	}
 	withoutFP8Prefill014 := func(f *roofline.FA3) {
 		withoutFP8Prefill(f)
@@ -221,17 +221,17 @@ func TestFA3AttentionRefit(t *testing.T) {
 		p = abs(p)
 		f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8 = p[0], p[1], p[2], p[3], p[4]
 		if len(p) > 5 {
-			f.PrefillWideFP8 = p[5]
+			f.PrefillWideFP8, f.PrefillFloorUsFP8 = p[5], p[6]
 		}
 	}
 	prefillGetFP8 := func(f roofline.FA3) []float64 {
 		p := []float64{f.PrefillIterUsFP8, f.PrefillCTAUsFP8, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8}
 		if f.PrefillWideFP8 > 0 {
-			p = append(p, f.PrefillWideFP8)
+			p = append(p, f.PrefillWideFP8, f.PrefillFloorUsFP8)
 		}
 		return p
 	}
-	const prefillParamsFP8 = "FP8 iteration us, CTA us, token-KV-head ns, token-query-head ns, score-block us[, head-dim-256 factor]"
+	const prefillParamsFP8 = "FP8 iteration us, CTA us, token-KV-head ns, token-query-head ns, score-block us[, head-dim-256 factor, floor us]"
 	const decodeParams = "floor us, HBM eff, stream GB/s BF16, FP8, CTA us, block us[, wide tile, FP8]"
 	v014 := filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm")
 	v024 := filepath.Join("..", "testdata", "aiconfigurator-0.24", "h100_sxm")
@@ -288,8 +288,8 @@ func TestFA3AttentionRefit(t *testing.T) {
 			base: withoutFP8Prefill, fitBoth: true,
 		},
 		{
-			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 11, eb: 1,
-			start: []float64{1.83, 3.23, 0.5, 0.1, 0.1, 1}, step: []float64{0.3, 1, 0.2, 0.1, 0.1, 0.3},
+			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 10, eb: 1,
+			start: []float64{1.83, 3.23, 0.5, 0.1, 0.1, 1, 7.6}, step: []float64{0.3, 1, 0.2, 0.1, 0.1, 0.3, 2},
 			set: prefillSetFP8, get: prefillGetFP8, paramsOf: prefillParamsFP8,
 		},
 	} {

@@ -116,6 +116,9 @@ type FA3 struct {
 	// (hopper/tile_size.h: "FP8 prefill ~0.54x of BF16 with two-level
 	// accum at hd256"). 0: 1.
 	PrefillWideFP8 float64
+	// PrefillFloorUsFP8 is the prefill's floor with an FP8 cache (0:
+	// PrefillFloorUs).
+	PrefillFloorUsFP8 float64
 	// ByKernel holds the terms of FA3 as other vLLM versions run it, by
 	// Kernels.Attention (AttentionFA3: vLLM 0.24.0's); a kernel not in it
 	// is priced by these terms.
@@ -205,17 +208,18 @@ var hopperFA3 = FA3{
 // more at head dim 128, 3.4 us at 256; what the kernel does there is not
 // identified), blocks at 1.02x (x1.08 more at head dims 192 and 256) and
 // 18.4 GB/s a CTA of few sequences; its prefill the two-level
-// accumulation tiles (128 x 192 at head dim 128), 1.48 us a block of MMAs
-// (x1.45 at head dim 256, which tile_size.h notes runs at about 0.54x of
-// BF16's speed) plus 0.17 us a block of scores, 2.93 us a CTA, and 0.66
-// ns a token and KV head plus 0.09 ns a token and query head beside the
-// tiles; terms fitted on the FP8 rows over the shared ones, which are
+// accumulation tiles (128 x 192 at head dim 128), 1.45 us a block of MMAs
+// (x1.44 at head dim 256, which tile_size.h notes runs at about 0.54x of
+// BF16's speed) plus 0.21 us a block of scores, 1.72 us a CTA, 0.62 ns a
+// token and KV head plus 0.16 ns a token and query head beside the tiles,
+// and a 9.4 us floor (7.6 BF16; the decode's FP8 floor is 1.2 us over its
+// BF16 one too); terms fitted on the FP8 rows over the shared ones, which are
 // fitted with the FP8 rows priced as the 16-bit kernel.
 var hopperFA3v024 = FA3{
 	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
 	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
-	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.48, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 2.932,
-	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.6619, PrefillTokenQNsFP8: 0.09484, PrefillScoreUsFP8: 0.1749, PrefillWideFP8: 1.445,
+	PrefillFloorUs: 7.567, PrefillIterUs: 1.574, PrefillIterUsFP8: 1.446, PrefillCTAUs: 2.674, PrefillTail: 0.5591, CombineUs: 0.9027, PrefillCTAUsFP8: 1.72,
+	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.6156, PrefillTokenQNsFP8: 0.1649, PrefillScoreUsFP8: 0.2078, PrefillWideFP8: 1.439, PrefillFloorUsFP8: 9.389,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -300,7 +304,11 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	qd, kd := float64(o.QHeads*o.HeadDim), float64(o.KVHeads*o.HeadDim)
 	bytes := float64(o.ElemBytes) * seqs * (2*q*qd + 2*(ctx+q)*kd)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
-	us := f.PrefillFloorUs + math.Max(computeUs, memUs)
+	floor := f.PrefillFloorUs
+	if o.ElemBytes == 1 {
+		floor = nonZero(f.PrefillFloorUsFP8, floor)
+	}
+	us := floor + math.Max(computeUs, memUs)
 	if splits > 1 {
 		// flash_fwd_combine: each split's FP32 partial output written and
 		// read back.
