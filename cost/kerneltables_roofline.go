@@ -141,6 +141,11 @@ func AttentionRowMs(r roofline.Roofline, a *kerneldb.AttentionRow, eb int) float
 	r.WarmKV = true
 	r.CaptureTokens = collectorCaptureTokens(a.Batch)
 	r.Kernels.Attention = roofline.AttentionKernel(a.KernelSource)
+	if a.KernelSource == "vllm_flash_attn" {
+		// The FLASH_ATTN backend: the FlashAttention vLLM builds for the
+		// device (FA2 on Ampere, FA3 on Hopper).
+		r.Kernels.Attention = roofline.KernelsFor(r.Device.Arch, a.Version).Attention
+	}
 	o := spec.Op{Family: spec.FamilyAttention, Kernels: 1, QHeads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, ElemBytes: eb}
 	var x []float64
 	tokens := float64(a.Batch)

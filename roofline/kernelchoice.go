@@ -54,6 +54,7 @@ const (
 	AttentionTriton = "triton"
 	AttentionFA3    = "fa3"
 	AttentionFA4    = "fa4"
+	AttentionFA2    = "fa2"
 )
 
 // AttentionKernel returns the attention kernel family an AIConfigurator
@@ -129,7 +130,8 @@ func MoEKernelOfSource(source string) string {
 //     with cuBLAS; priced by the cuBLAS model on Hopper (terms fitted on
 //     vLLM 0.14.0's rows, held out on 0.24.0's), on Blackwell of compute
 //     capability 10.0 (its own terms, fitted on vLLM 0.24.0's B200 rows)
-//     and on Ampere (Hopper's terms, held out: cublas.go). Without a
+//     and on Ampere (its own terms, fitted on vLLM 0.14.0's A100 rows:
+//     cublas.go). Without a
 //     version, the GEMM class's curve (fitted on the profiles of older
 //     stacks, curves.go) prices it.
 //   - FP8Linear: vLLM 0.24's dispatch (fp8linear.go) on Hopper and
@@ -191,6 +193,16 @@ func KernelsFor(arch, vllmVersion string) Kernels {
 		// FA4 rows), which no catalog model has: Roofline.fa4 prices such
 		// a layer with FA4's terms (fa4.go) under this same field.
 		k.Attention = AttentionFA3
+	}
+	if arch == spec.ArchAmpere && vllmVersion != "" {
+		// Attention: FLASH_ATTN, vLLM's first backend on compute
+		// capability 8.x (vllm/platforms/cuda.py, the backend priorities),
+		// runs vllm-flash-attn's FA2 there: get_flash_attn_version
+		// (vllm/v1/attention/backends/fa_utils.py) gives FA3 only on
+		// sm_90. Priced by the terms fitted on vLLM 0.14.0's A100 rows
+		// (fa2.go) at every version: the A100 tables of 0.22.0 reuse
+		// 0.14.0's (reuse.yaml), and no other version was measured.
+		k.Attention = AttentionFA2
 	}
 	if strings.HasPrefix(vllmVersion, "0.24.") && (arch == spec.ArchHopper || arch == spec.ArchBlackwell) {
 		k.FP8Linear = FP8Dispatch024

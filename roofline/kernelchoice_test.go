@@ -66,9 +66,10 @@ func TestTritonMoEOnlyWhenNamed(t *testing.T) {
 	}
 }
 
-// The attention kernel follows the vLLM version on Hopper only: FA3 as
-// 0.24.0 runs it from 0.24.0, 0.14.0's below it and when no version is
-// given; other architectures keep their default.
+// The attention kernel follows the vLLM version on Hopper: FA3 as 0.24.0
+// runs it from 0.24.0, 0.14.0's below it and when no version is given; on
+// Ampere FA2 at every given version, the default (the attention classes'
+// curves) without one; Blackwell keeps its default.
 func TestKernelsForAttention(t *testing.T) {
 	for _, tc := range []struct {
 		arch, version, want string
@@ -81,7 +82,10 @@ func TestKernelsForAttention(t *testing.T) {
 		{spec.ArchHopper, "0.25.1", AttentionFA3},
 		{spec.ArchHopper, "1.0.0", AttentionFA3},
 		{spec.ArchBlackwell, "0.24.0", ""},
-		{spec.ArchAmpere, "0.24.0", ""},
+		{spec.ArchAmpere, "0.24.0", AttentionFA2},
+		{spec.ArchAmpere, "0.14.0", AttentionFA2},
+		{spec.ArchAmpere, "", ""},
+		{spec.ArchAda, "0.24.0", ""},
 	} {
 		if got := KernelsFor(tc.arch, tc.version).Attention; got != tc.want {
 			t.Errorf("KernelsFor(%q, %q).Attention = %q, want %q", tc.arch, tc.version, got, tc.want)

@@ -245,6 +245,10 @@ type Curves struct {
 	// FA3 prices attention prefill and decode as FlashAttention-3 runs
 	// them (fa3.go); nil: the attention classes' curves.
 	FA3 *FA3
+	// FA2 prices attention prefill and decode as vllm-flash-attn's
+	// FlashAttention-2 runs them on Ampere (fa2.go), where Kernels.Attention
+	// names it; nil: none.
+	FA2 *FA2
 	// FA4 prices attention as FlashAttention-4 runs it on Hopper (fa4.go),
 	// for the head dims vLLM gives it there (Roofline.fa4); nil: none.
 	FA4 *FA4

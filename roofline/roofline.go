@@ -138,6 +138,17 @@ func (r Roofline) fa4(o *spec.Op) *FA4 {
 	return nil
 }
 
+// fa2 returns the FlashAttention-2 terms attention is priced with: where
+// Kernels.Attention names FA2 (vLLM's FLASH_ATTN on Ampere under a given
+// version, KernelsFor) and the backend is FLASH_ATTN; nil otherwise (the
+// device's default: on Ampere the attention classes' curves).
+func (r Roofline) fa2() *FA2 {
+	if r.Kernels.Attention != AttentionFA2 || (r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN") {
+		return nil
+	}
+	return r.Device.Curves.FA2
+}
+
 // fa3MaxHeadDim is the largest head dim FlashAttention-3 runs.
 const fa3MaxHeadDim = 256
 
@@ -207,6 +218,14 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 			return f.decodeUs(o, x, d.SMs, d.HBMGBps, r.CaptureTokens) / 1e3 // fa4.go
 		case spec.OpAttnPrefill:
 			return f.prefillUs(o, x, d.SMs, d.HBMGBps, r.CaptureTokens) / 1e3
+		}
+	}
+	if f := r.fa2(); f != nil && d.SMs > 0 && len(x) > 1 {
+		switch o.Name {
+		case spec.OpAttnDecode:
+			return f.decodeUs(o, x, d.SMs, d.HBMGBps) / 1e3 // fa2.go
+		case spec.OpAttnPrefill:
+			return f.prefillUs(o, x, d.SMs, d.HBMGBps) / 1e3
 		}
 	}
 	if f := r.fa3(); f != nil && d.SMs > 0 && len(x) > 1 {
