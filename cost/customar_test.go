@@ -37,9 +37,10 @@ func customARMAPE(rows []kerneldb.AllReduceRow, d *roofline.Device, c roofline.C
 // custom kernel (and, on Blackwell, on symmetric memory) gives with every
 // fifth row held out, from the earlier guess (8 us, 0.7 of NVLink): each
 // stored constant within 3% of the refit, and the held-out rows within
-// issue 31's target for the device (10% H100, 15% B200). Hopper: vLLM
+// issue 31's target for the device (10% H100, 15% B200; the A100, a
+// check without a target, 15%). Hopper: vLLM
 // 0.14.0 H100 rows under 8 MiB; Blackwell: vLLM 0.24.0 B200 rows under
-// the symmetric-memory limits.
+// the symmetric-memory limits; Ampere: vLLM 0.14.0 A100 rows under 8 MiB.
 func TestCustomAllReduceRefit(t *testing.T) {
 	for _, tc := range []struct {
 		device, dir, version string
@@ -48,6 +49,7 @@ func TestCustomAllReduceRefit(t *testing.T) {
 	}{
 		{"h100", filepath.Join("..", "testdata", "aiconfigurator", "h100_sxm"), "0.14.0", 10, 4},
 		{"b200", filepath.Join("..", "testdata", "aiconfigurator-0.24", "b200_sxm"), "0.24.0", 15, 6},
+		{"a100", filepath.Join("..", "testdata", "aiconfigurator", "a100_sxm"), "0.14.0", 15, 4},
 	} {
 		t.Run(tc.device, func(t *testing.T) {
 			sd, err := spec.LookupDevice(tc.device)

@@ -146,4 +146,4 @@ var ampereCurves = Curves{Class: [numKernelClasses]Curve{
 	"mlp_up_proj":              {PreUs: 34.5, Us: 74.6},
 	"post_attention_layernorm": {PreUs: 1.53, Us: 7.35},
 }, ColdHostFactor: 3, FP8ComputeEff: 0, FP8TritonMoEEff: 0, KernelHostUs: 22, EventGapUs: 3.81,
-	CustomAllReduce: hopperCustomAllReduce, GEMMTiles: ampereGEMMTiles, CuBLAS: &ampereCuBLAS, FA2: &ampereFA2}
+	CustomAllReduce: ampereCustomAllReduce, GEMMTiles: ampereGEMMTiles, CuBLAS: &ampereCuBLAS, FA2: &ampereFA2}
