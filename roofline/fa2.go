@@ -29,7 +29,8 @@ import (
 //     and a split grid runs a combine kernel after it; a prefill, or an
 //     MHA decode, is not split (num_splits 0).
 //
-// Decode is the slowest of two limits over a launch floor: the HBM roof
+// Decode is the slower of two limits (no floor of its own: a floor fits
+// to nothing, the one wave of CTAs carries the fixed time): the HBM roof
 // (Q, K, V bytes at MemEff of the bandwidth) and the CTAs' work: the
 // grid's CTAs in waves over two CTAs an SM (the occupancy the heuristic
 // assumes), each DecodeCTAUs plus DecodeBlockUs a key block of its split
@@ -50,13 +51,15 @@ import (
 // collector/vllm/collect_attn.py at 5ef50c9, as for Hopper's FA3 (fa3.go).
 type FA2 struct {
 	MemEff                                   float64
-	DecodeFloorUs                            float64
 	DecodeCTAUs, DecodeBlockUs               float64
 	PrefillFloorUs                           float64
 	PrefillIterUs, PrefillCTAUs, PrefillTail float64
 	// CombineUs is the combine kernel's time beside its bytes when a
-	// decode splits its keys.
-	CombineUs float64
+	// decode splits its keys, CombineSplitUs what each split adds to it
+	// (each of its CTAs walks every split's partial row: one sequence of
+	// one KV head over 16,384 cached tokens, 110-128 splits, takes 45-51
+	// us where its 8 MB of KV take 4 us at the HBM roof).
+	CombineUs, CombineSplitUs float64
 	// DecodeGQAUs is what a decode under GQA (the reshaped query) adds
 	// to the floor; DecodeSwapUs what the reshape's copies add where the
 	// reshape is no view (more than one sequence and more than one KV
@@ -144,7 +147,7 @@ func (f *FA2) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 	ctaUs := math.Ceil(float64(ctas*splits)/float64(slots)) * perCTA
 	_, bytes := o.Work(x)
 	memUs := bytes / (hbmGBps * 1e3 * f.MemEff)
-	us := f.DecodeFloorUs + math.Max(memUs, ctaUs)
+	us := math.Max(memUs, ctaUs)
 	if group > 1 {
 		us += f.DecodeGQAUs
 		if b > 1 && kvHeads > 1 {
@@ -155,7 +158,7 @@ func (f *FA2) decodeUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float6
 		// The combine kernel: each split's FP32 partial output written
 		// and read back.
 		partial := 2 * b * float64(o.QHeads*o.HeadDim) * float64(splits) * fa3PartialBytes
-		us += f.CombineUs + partial/(hbmGBps*1e3*f.MemEff)
+		us += f.CombineUs + float64(splits)*f.CombineSplitUs + partial/(hbmGBps*1e3*f.MemEff)
 	}
 	return us
 }
@@ -187,14 +190,10 @@ func (f *FA2) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 // attention tables (5,431 generation and 5,457 context rows, head dim 128,
 // BF16 KV), least squares of the relative error by Nelder-Mead on four
 // rows in five (every fifth, file order, held out): TestFA2AttentionRefit.
-// Held out, the generation rows 7.8% MAPE (bias -3.1%), the context rows
+// Held out, the generation rows 6.2% MAPE (bias -1.8%), the context rows
 // 7.4% (-1.7%), where the attention classes' curves price them at 28.8%
-// and 30.2%. The decode's floor fits to almost nothing: its one wave of
-// CTAs (4.5 us a CTA and 2.9 us a key block) carries the fixed time.
-// Few sequences over long caches under GQA are priced fast (one sequence
-// over 16,384-65,536 cached tokens: 0.67-0.76 of the measured time, the
-// split heuristic's many splits; not resolved).
+// and 30.2%.
 var ampereFA2 = FA2{
-	MemEff: 0.7011, DecodeFloorUs: 0.02016, DecodeCTAUs: 4.505, DecodeBlockUs: 2.88, CombineUs: 6.615, DecodeGQAUs: 1.972, DecodeSwapUs: 6.088,
-	PrefillFloorUs: 4.288, PrefillIterUs: 2.424, PrefillCTAUs: 0.2774, PrefillTail: 0.9951,
+	MemEff: 0.6893, DecodeCTAUs: 4.617, DecodeBlockUs: 2.944, CombineUs: 4.991, CombineSplitUs: 0.2214, DecodeGQAUs: 1.436, DecodeSwapUs: 6.525,
+	PrefillFloorUs: 4.317, PrefillIterUs: 2.425, PrefillCTAUs: 0.2652, PrefillTail: 0.9944,
 }
