@@ -8,8 +8,9 @@ import (
 )
 
 // An A100 attention op is priced by FA2's terms only where the version is
-// given: without one (the public A800 and A100 points) the attention
-// classes' curves keep pricing it, unchanged.
+// given and the KV cache is 16-bit: without a version (the public A800 and
+// A100 points) the attention classes' curves keep pricing it, unchanged,
+// and so they do an FP8 cache, which vLLM's FLASH_ATTN takes on FA3 only.
 func TestFA2OnlyWhenNamed(t *testing.T) {
 	d, err := LookupDevice("a100")
 	if err != nil {
@@ -31,6 +32,11 @@ func TestFA2OnlyWhenNamed(t *testing.T) {
 		a, b, want := plain.KernelMs(&c.o, c.x), named.KernelMs(&c.o, c.x), curves.KernelMs(&c.o, c.x)
 		if a != want {
 			t.Errorf("%s without a version: %.4f ms, the classes' curves %.4f ms", c.o.Name, a, want)
+		}
+		fp8 := c.o
+		fp8.ElemBytes = 1
+		if p, n, w := plain.KernelMs(&fp8, c.x), named.KernelMs(&fp8, c.x), curves.KernelMs(&fp8, c.x); p != w || n != w {
+			t.Errorf("%s with an FP8 cache: %.4f ms without a version, %.4f ms at vLLM 0.14.0, the classes' curves %.4f ms", c.o.Name, p, n, w)
 		}
 		if f := named.Device.Curves.FA2; b != a {
 			var us float64

@@ -138,12 +138,16 @@ func (r Roofline) fa4(o *spec.Op) *FA4 {
 	return nil
 }
 
-// fa2 returns the FlashAttention-2 terms attention is priced with: where
-// Kernels.Attention names FA2 (vLLM's FLASH_ATTN on Ampere under a given
-// version, KernelsFor) and the backend is FLASH_ATTN; nil otherwise (the
-// device's default: on Ampere the attention classes' curves).
-func (r Roofline) fa2() *FA2 {
-	if r.Kernels.Attention != AttentionFA2 || (r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN") {
+// fa2 returns the FlashAttention-2 terms attention op o is priced with:
+// where Kernels.Attention names FA2 (vLLM's FLASH_ATTN on Ampere under a
+// given version, KernelsFor), the backend is FLASH_ATTN and the KV cache
+// is 16-bit; nil otherwise (the device's default: on Ampere the attention
+// classes' curves). An FP8 cache is not FA2's: vLLM's FlashAttention
+// backend takes one only where FA3 runs (flash_attn.py,
+// supports_kv_cache_dtype, flash_attn_supports_fp8), so on Ampere vLLM
+// picks another backend, which these terms were not fitted on.
+func (r Roofline) fa2(o *spec.Op) *FA2 {
+	if r.Kernels.Attention != AttentionFA2 || o.ElemBytes == 1 || (r.AttentionBackend != "" && r.AttentionBackend != "FLASH_ATTN") {
 		return nil
 	}
 	return r.Device.Curves.FA2
@@ -220,7 +224,7 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 			return f.prefillUs(o, x, d.SMs, d.HBMGBps, r.CaptureTokens) / 1e3
 		}
 	}
-	if f := r.fa2(); f != nil && d.SMs > 0 && len(x) > 1 {
+	if f := r.fa2(o); f != nil && d.SMs > 0 && len(x) > 1 {
 		switch o.Name {
 		case spec.OpAttnDecode:
 			return f.decodeUs(o, x, d.SMs, d.HBMGBps) / 1e3 // fa2.go
