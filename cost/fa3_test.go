@@ -195,21 +195,36 @@ func TestFA3AttentionRefit(t *testing.T) {
 	decodeGetFP8 := func(f roofline.FA3) []float64 {
 		return []float64{f.DecodeFloorUsFP8, f.DecodeStreamGBpsFP8, f.DecodeBlockFP8, f.DecodeWideTileFP8}
 	}
+	// The combine kernel's time (CombineUs) is not refitted: the context
+	// rows, with no cached keys, split in 370 of 5,457 rows of a version
+	// and pin it loosely (freed, it moves 2.76 -> 1.04 us for 0.03 points
+	// of 0.14.0's MAPE), while the simulator's verify passes and short
+	// chunks over long cached prefixes split on every step and lean on
+	// it. It keeps the value the fit gave with the split rows' own terms
+	// (roofline/fa3.go), and the loop below checks that freeing it gains
+	// under 0.25 points.
 	prefillSet := func(f *roofline.FA3, p []float64) {
 		p = abs(p)
-		f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail, f.CombineUs = p[0], p[1], p[2], p[3], p[4], p[5]
-		if len(p) > 6 {
-			f.PrefillCTAUsFP8 = p[6]
+		f.PrefillFloorUs, f.PrefillIterUs, f.PrefillIterUsFP8, f.PrefillCTAUs, f.PrefillTail = p[0], p[1], p[2], p[3], p[4]
+		if len(p) > 5 {
+			f.PrefillCTAUsFP8 = p[5]
 		}
 	}
-	// The context rows in two stages too: the shared terms with the FP8
-	// rows priced as the 16-bit kernel (its FP8 iteration and CTA costs
-	// nuisance terms there), then the FP8 kernel's terms on the FP8 rows:
+	// The context rows in two stages too: the shared terms on the BF16
+	// rows (the FP8 iteration and CTA costs in their vector are unused
+	// there), then the FP8 kernel's terms on the FP8 rows:
 	// its tiles (roofline/fa3fp8.go), iteration, score and CTA costs,
 	// per-token work and (0.24.0) its head-dim-256 factor and floor.
 	prefillGetShared := func(f roofline.FA3) []float64 {
-		return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillCTAUs, f.PrefillTail, f.CombineUs}
+		return []float64{f.PrefillFloorUs, f.PrefillIterUs, f.PrefillCTAUs, f.PrefillTail}
 	}
+	// The shared stage also fixes the KV-cache write's block loop
+	// (roofline/kvcachesave.go), which every row times beside the
+	// attention kernel: Hopper's KVCacheSave.BlockUs (0.14.0) and
+	// BlockUsFrom024 (0.24.0), the last parameter.
+	block014 := func(s *roofline.KVCacheSave) *float64 { return &s.BlockUs }
+	block024 := func(s *roofline.KVCacheSave) *float64 { return &s.BlockUsFrom024 }
+	const prefillParamsShared = "floor us, iteration us, CTA us, tail, KV-cache write block us (HBM eff: the decode's; combine us held)"
 	withoutFP8Prefill := func(f *roofline.FA3) {
 		f.PrefillFP8Tiles, f.PrefillTokenKVNsFP8, f.PrefillTokenQNsFP8, f.PrefillScoreUsFP8, f.PrefillWideFP8, f.PrefillFloorUsFP8 = false, 0, 0, 0, 0, 0
 	}
@@ -241,10 +256,13 @@ func TestFA3AttentionRefit(t *testing.T) {
 		eb                          int                   // the KV element bytes of the rows fitted and checked (0: both)
 		base                        func(f *roofline.FA3) // the model the terms are fitted in (nil: the stored one)
 		fitBoth                     bool                  // fit on both KV dtypes' rows, check eb's
-		start, step                 []float64
-		set                         func(f *roofline.FA3, p []float64)
-		get                         func(f roofline.FA3) []float64
-		paramsOf                    string
+		// block, when set, names the KV-cache write's block term the last
+		// parameter fits.
+		block       func(s *roofline.KVCacheSave) *float64
+		start, step []float64
+		set         func(f *roofline.FA3, p []float64)
+		get         func(f roofline.FA3) []float64
+		paramsOf    string
 	}{
 		{
 			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "generation_attention_perf", maxHeld: 10,
@@ -252,14 +270,11 @@ func TestFA3AttentionRefit(t *testing.T) {
 			set: decodeSet, get: decodeGet, paramsOf: decodeParams,
 		},
 		{
-			// Context rows of mid lengths keep a residual the tile terms
-			// do not follow (FA3's tile scheduler; mid lengths 64-512
-			// priced 9-16% fast): bound at the error the fit reaches,
-			// not at the 10%.
-			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 18, eb: 2,
-			start: []float64{7.4, 1.5, 1.5, 1, 0.5, 3}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1},
-			set: prefillSet, get: prefillGetShared, paramsOf: "floor us, iteration us, CTA us, tail, combine us (HBM eff: the decode's)",
-			base: withoutFP8Prefill014, fitBoth: true,
+			// BF16 9.6% held out.
+			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 12.5, eb: 2,
+			start: []float64{7.4, 1.5, 1.5, 1, 0.5, 2}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1},
+			set: prefillSet, get: prefillGetShared, paramsOf: prefillParamsShared,
+			base: withoutFP8Prefill014, block: block014,
 		},
 		{
 			dir: v014, version: "0.14.0", kernel: "vllm_flash_attn", table: "context_attention_perf", maxHeld: 12, eb: 1,
@@ -282,10 +297,11 @@ func TestFA3AttentionRefit(t *testing.T) {
 			set: decodeSetFP8, get: decodeGetFP8, paramsOf: "FP8 floor us, stream GB/s, block, wide tile",
 		},
 		{
-			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 17, eb: 2,
-			start: []float64{5.1, 1.62, 1.83, 3.23, 0.86, 2.76, 3.23}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1, 1},
-			set: prefillSet, get: prefillGetShared, paramsOf: "floor us, iteration us, CTA us, tail, combine us (HBM eff: the decode's)",
-			base: withoutFP8Prefill, fitBoth: true,
+			// Head dim 64 priced 7% fast, 192 and 256 7% slow (BF16).
+			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 12.5, eb: 2,
+			start: []float64{5.1, 1.62, 1.83, 3.23, 0.86, 3.23, 2}, step: []float64{2, 0.3, 0.3, 1, 0.2, 1, 1},
+			set: prefillSet, get: prefillGetShared, paramsOf: prefillParamsShared,
+			base: withoutFP8Prefill, block: block024,
 		},
 		{
 			dir: v024, version: "0.24.0", kernel: "vllm_flash_attn_fa3", table: "context_attention_perf", maxHeld: 10, eb: 1,
@@ -310,23 +326,59 @@ func TestFA3AttentionRefit(t *testing.T) {
 		if tc.base != nil {
 			tc.base(&stored)
 		}
+		// apply sets the terms p on f and, with tc.block, the KV-cache
+		// write's block term on dev.
+		apply := func(dev *roofline.Device, f *roofline.FA3, p []float64) {
+			if tc.block != nil {
+				s := *dev.Curves.KVCacheSave
+				*tc.block(&s) = math.Abs(p[len(p)-1])
+				dev.Curves.KVCacheSave = &s
+				p = p[:len(p)-1]
+			}
+			tc.set(f, p)
+		}
+		values := func(dev *roofline.Device, f roofline.FA3) []float64 {
+			v := tc.get(f)
+			if tc.block != nil {
+				v = append(v, *tc.block(dev.Curves.KVCacheSave))
+			}
+			return v
+		}
 		fit := nelderMead(func(p []float64) float64 {
-			f := stored
-			tc.set(&f, p)
+			f, dev := stored, *d
+			apply(&dev, &f, p)
 			eb := tc.eb
 			if tc.fitBoth {
 				eb = 0
 			}
-			m, _ := fa3MAPE(rows, d, f, eb, false)
+			m, _ := fa3MAPE(rows, &dev, f, eb, false)
 			return m
 		}, tc.start, tc.step, 600)
-		refit := stored
-		tc.set(&refit, fit)
-		got, want := tc.get(refit), tc.get(stored)
+		refit, refitDev := stored, *d
+		apply(&refitDev, &refit, fit)
+		got, want := values(&refitDev, refit), values(d, stored)
 		t.Logf("%s: refit (%s) %.4g; stored %.4g", name, tc.paramsOf, got, want)
 		for i := range got {
 			if math.Abs(got[i]/want[i]-1) > 0.03 {
 				t.Errorf("%s: parameter %d (%s) refits to %.4g, stored %.4g", name, i, tc.paramsOf, got[i], want[i])
+			}
+		}
+		if tc.block != nil {
+			// CombineUs held: freeing it from the stored terms gains
+			// under 0.25 points of MAPE on the fitted rows.
+			base, _ := fa3MAPE(rows, d, stored, 0, false)
+			free := nelderMead(func(p []float64) float64 {
+				f := stored
+				f.CombineUs = math.Abs(p[0])
+				m, _ := fa3MAPE(rows, d, f, 0, false)
+				return m
+			}, []float64{stored.CombineUs}, []float64{0.5}, 60)
+			f := stored
+			f.CombineUs = math.Abs(free[0])
+			m, _ := fa3MAPE(rows, d, f, 0, false)
+			t.Logf("%s: combine us %.3g -> %.3g frees %.2f points of MAPE", name, stored.CombineUs, f.CombineUs, base-m)
+			if base-m > 0.25 {
+				t.Errorf("%s: freeing CombineUs (%.3g -> %.3g) gains %.2f points of MAPE: refit it", name, stored.CombineUs, f.CombineUs, base-m)
 			}
 		}
 		for _, eb := range []int{2, 1} {
@@ -337,7 +389,7 @@ func TestFA3AttentionRefit(t *testing.T) {
 			hm, hb := fa3MAPE(rows, d, stored, eb, true)
 			t.Logf("%s KV %d-byte: fitted %.1f%% (%+.1f%%), held out %.1f%% (%+.1f%%)", name, eb, fm, fb, hm, hb)
 			if hm > tc.maxHeld {
-				t.Errorf("%s KV %d-byte: held-out MAPE %.1f%% over %.0f%%", name, eb, hm, tc.maxHeld)
+				t.Errorf("%s KV %d-byte: held-out MAPE %.1f%% over %.1f%%", name, eb, hm, tc.maxHeld)
 			}
 		}
 	}

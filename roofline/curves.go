@@ -33,6 +33,9 @@ func archCurves(arch string) Curves {
 		// FlashAttention-3 runs on sm_90 only: vLLM runs FA2 (or
 		// FlashInfer) on Ada, priced by the attention classes' curves.
 		c.FA3, c.FA4 = nil, nil
+		// The KV-cache write's block term is fitted on H100 rows
+		// (kvcachesave.go): Ada keeps the copy class's curve.
+		c.KVCacheSave = nil
 		// The fused_experts terms are fitted on H100 rows (moetriton.go),
 		// and so are FlashInfer CUTLASS's (moecutlasshopper.go).
 		c.TritonMoE, c.FlashInferMoE, c.CutlassFP8MoE = nil, nil, nil
@@ -51,6 +54,10 @@ func archCurves(arch string) Curves {
 		// (trtllmattn.go), not FlashAttention-3 (fa3.go); FA4's terms
 		// are its sm_90 kernel's (fa4.go).
 		c.FA3, c.FA4 = nil, nil
+		// The KV-cache write's block term is fitted on H100 rows
+		// (kvcachesave.go), and the B200's attention terms beside the copy
+		// class's curve (trtllmattn.go): Blackwell keeps that curve.
+		c.KVCacheSave = nil
 		// Its own cuBLAS terms, fitted on the B200's rows (cublas.go);
 		// NewDevice keeps them to compute capability 10.0.
 		c.CuBLAS = &blackwellCuBLAS
@@ -107,7 +114,7 @@ var hopperCurves = Curves{Class: [numKernelClasses]Curve{
 	"moe_shuffling":            {PreUs: 1, Us: 13.7},
 	"post_attention_layernorm": {PreUs: 16.3, Us: 19.2},
 }, ColdHostFactor: 1, FP8ComputeEff: 0.6, FP8TritonMoEEff: 0.12, KernelHostUs: 22, EventGapUs: 3.66,
-	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, FA4: &hopperFA4, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE, FlashInferMoE: hopperCutlassMoE, CutlassFP8MoE: &hopperCutlassFP8MoE}
+	CustomAllReduce: hopperCustomAllReduce, FA3: &hopperFA3, FA4: &hopperFA4, KVCacheSave: &hopperKVCacheSave, CuBLAS: &hopperCuBLAS, TritonMoE: &hopperTritonMoE, FlashInferMoE: hopperCutlassMoE, CutlassFP8MoE: &hopperCutlassFP8MoE}
 
 // ampereCurves is fitted on the calibration rows of Frontier's A800
 // profile of Qwen3-30B-A3B (kernel-traced rows for the kernel terms, eager

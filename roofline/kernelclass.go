@@ -252,6 +252,10 @@ type Curves struct {
 	// FA4 prices attention as FlashAttention-4 runs it on Hopper (fa4.go),
 	// for the head dims vLLM gives it there (Roofline.fa4); nil: none.
 	FA4 *FA4
+	// KVCacheSave prices the KV-cache write as reshape_and_cache_flash
+	// runs it (kvcachesave.go); nil: the copy class's curve over spec's
+	// bytes.
+	KVCacheSave *KVCacheSave
 	// TRTLLM prices attention prefill and decode as FlashInfer's TRT-LLM
 	// kernels run them (trtllmattn.go); nil: FA3 or the attention
 	// classes' curves.

@@ -184,6 +184,9 @@ func (r Roofline) KernelMs(o *spec.Op, x []float64) float64 {
 	if o.Name == spec.OpMoERoutingTopK {
 		c = d.Curves.routingCurve(o)
 	}
+	if s := d.Curves.KVCacheSave; s != nil && o.Name == spec.OpAttnKVCacheSave && len(x) > 0 && o.KVHeads > 0 && o.HeadDim <= fa3MaxHeadDim && d.SMs > 0 {
+		return s.us(o, x, c, d, r.Kernels.Attention) / 1e3 // kvcachesave.go
+	}
 	flops, bytes := o.Work(x)
 	if r.customAllReduce(o, bytes) {
 		return r.customAllReduceUs(o, bytes) / 1e3 // customar.go
