@@ -175,8 +175,8 @@ func fa3Tile(hd int, packedRows float64, oneWG bool) (rows, keys float64) {
 // file order, held out): TestFA3AttentionRefit. An FP8 cache's prefill
 // runs FA3's 1-byte kernel with the tiles before two-level accumulation
 // (fa3TileFP8: 128 x 160 at head dim 128, against 128 x 128 at 16 bits):
-// 1.37 us a 128 x 128 x 128 block of MMAs plus 0.24 us a 128 x 128 block
-// of scores, 2.43 us a CTA, and 0.44 ns a token and KV head plus 0.13 ns a
+// 1.06 us a 128 x 128 x 128 block of MMAs plus 0.59 us a 128 x 128 block
+// of scores, 1.60 us a CTA, and 0.18 ns a token and KV head plus 0.19 ns a
 // token and query head (at head dim 128) beside the tiles. An FP8 row of
 // 0.14.0 takes 1.07-1.20x its BF16 row at every length, the most at
 // 256-512 tokens, where the tiles' work alone prices it at 0.82-0.97x: the
@@ -215,13 +215,13 @@ var hopperFA3 = FA3{
 // more at head dim 128, 3.4 us at 256; what the kernel does there is not
 // identified), blocks at 1.02x (x1.08 more at head dims 192 and 256) and
 // 18.4 GB/s a CTA of few sequences; its prefill the two-level
-// accumulation tiles (128 x 192 at head dim 128), 1.45 us a block of MMAs
-// (x1.44 at head dim 256, which tile_size.h notes runs at about 0.54x of
-// BF16's speed) plus 0.21 us a block of scores, 1.72 us a CTA, 0.62 ns a
-// token and KV head plus 0.16 ns a token and query head beside the tiles,
-// and a 9.4 us floor (7.6 BF16; the decode's FP8 floor is 1.2 us over its
-// BF16 one too); terms fitted on the FP8 rows over the shared ones, which are
-// fitted with the FP8 rows priced as the 16-bit kernel.
+// accumulation tiles (128 x 192 at head dim 128), 1.47 us a block of MMAs
+// (x1.45 at head dim 256, which tile_size.h notes runs at about 0.54x of
+// BF16's speed) plus 0.22 us a block of scores, 1.70 us a CTA, 0.38 ns a
+// token and KV head plus 0.20 ns a token and query head beside the tiles,
+// and a 10.2 us floor (8.4 BF16; the decode's FP8 floor is 1.2 us over its
+// BF16 one too); terms fitted on the FP8 rows over the shared ones, which
+// are fitted without the FP8 kernel's terms.
 var hopperFA3v024 = FA3{
 	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
 	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
