@@ -114,6 +114,17 @@ type FA3 struct {
 	// to FP8 (and the two-level accumulation's FP32 adds) are per score,
 	// not per head dim. 0: none.
 	PrefillScoreUsFP8 float64
+	// PrefillScoreUs is a 16-bit prefill iteration's cost a 128 x 128
+	// block of scores beside its MMAs: the softmax (its exponentials run
+	// on the SM's special-function units, far slower than the tensor
+	// cores: Shah et al., "FlashAttention-3", arXiv 2407.08608, 2024,
+	// section 3.1, 3.9 TFLOPS of exponentials against 989 of FP16 MMA on
+	// an H100 SXM5) and the masking are per score, not per head dim, and
+	// FA3 overlaps them with the MMAs only in part. It sets how an
+	// iteration scales with the head dim (64 costs more than half of 128,
+	// 256 less than twice): fitted on 0.24.0's head dims 64-256; 0.14.0's
+	// rows, all head dim 128, cannot tell it from PrefillIterUs. 0: none.
+	PrefillScoreUs float64
 	// PrefillWideFP8 multiplies an FP8 prefill iteration at head dim 256
 	// (hopper/tile_size.h: "FP8 prefill ~0.54x of BF16 with two-level
 	// accum at hd256"). 0: 1.
@@ -202,7 +213,11 @@ var hopperFA3 = FA3{
 // (testdata/aiconfigurator-0.24/h100_sxm/attention/vllm/0.24.0, kernel
 // source vllm_flash_attn_fa3, head dims 64-256) as hopperFA3 is, jointly
 // with the KV-cache write's 0.24.0 block term
-// (hopperKVCacheSave.BlockUsFrom024): TestFA3AttentionRefit. Its decode reads few sequences' KV faster than
+// (hopperKVCacheSave.BlockUsFrom024) and a 16-bit iteration's cost a block
+// of scores (PrefillScoreUs: 1.16 us a 128 x 128 x 128 block of MMAs plus
+// 0.46 us a 128 x 128 block of scores; without it head dim 64 is priced 7%
+// fast and 192 and 256 7% slow): TestFA3AttentionRefit. Its decode reads
+// few sequences' KV faster than
 // 0.14.0's (one sequence of one KV head at 131,071 cached tokens: 51 us,
 // 0.14.0 88 us; four: 105 us, 0.14.0 286 us): the rows follow FA3's
 // scheduler split bounded at 32 (vLLM's default since PR #25495), where
@@ -217,16 +232,16 @@ var hopperFA3 = FA3{
 // 18.4 GB/s a CTA of few sequences; its prefill the two-level
 // accumulation tiles (128 x 192 at head dim 128), 1.47 us a block of MMAs
 // (x1.45 at head dim 256, which tile_size.h notes runs at about 0.54x of
-// BF16's speed) plus 0.22 us a block of scores, 1.70 us a CTA, 0.38 ns a
+// BF16's speed) plus 0.22 us a block of scores, 1.70 us a CTA, 0.36 ns a
 // token and KV head plus 0.20 ns a token and query head beside the tiles,
-// and a 10.2 us floor (8.4 BF16; the decode's FP8 floor is 1.2 us over its
+// and a 10.4 us floor (8.7 BF16; the decode's FP8 floor is 1.2 us over its
 // BF16 one too); terms fitted on the FP8 rows over the shared ones, which
 // are fitted without the FP8 kernel's terms.
 var hopperFA3v024 = FA3{
 	MemEff: 0.8929, DecodeFloorUs: 9.312, DecodeStreamGBps: 39.92, DecodeStreamGBpsFP8: 18.44, DecodeMaxSplits: 32,
 	DecodeCTAUs: 1.645, DecodeBlockUs: 1.787, DecodeWideTile: 1.477, DecodeWideTileFP8: 1.075, DecodeBlockFP8: 1.022, DecodeFloorUsFP8: 10.51,
-	PrefillFloorUs: 8.431, PrefillIterUs: 1.658, PrefillIterUsFP8: 1.465, PrefillCTAUs: 3.709, PrefillTail: 0.1903, CombineUs: 0.9027, PrefillCTAUsFP8: 1.696,
-	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.3765, PrefillTokenQNsFP8: 0.2, PrefillScoreUsFP8: 0.2223, PrefillWideFP8: 1.45, PrefillFloorUsFP8: 10.23,
+	PrefillFloorUs: 8.702, PrefillIterUs: 1.157, PrefillScoreUs: 0.4637, PrefillIterUsFP8: 1.467, PrefillCTAUs: 3.403, PrefillTail: 0.1467, CombineUs: 0.9027, PrefillCTAUsFP8: 1.695,
+	PrefillOneWarpgroup: true, FP8Tiles: true, FP8TwoLevel: true, PrefillFP8Tiles: true, PrefillTokenKVNsFP8: 0.3601, PrefillTokenQNsFP8: 0.1958, PrefillScoreUsFP8: 0.2239, PrefillWideFP8: 1.452, PrefillFloorUsFP8: 10.35,
 }
 
 // decodeUs is the kernel time, in microseconds, of decode attention o for
@@ -295,6 +310,8 @@ func (f *FA3) prefillUs(o *spec.Op, x []float64, sms int, hbmGBps float64) float
 	iter *= rows * keys * float64(o.HeadDim) / (128 * 128 * 128)
 	if o.ElemBytes == 1 {
 		iter += f.PrefillScoreUsFP8 * rows * keys / (128 * 128)
+	} else {
+		iter += f.PrefillScoreUs * rows * keys / (128 * 128)
 	}
 	if o.ElemBytes == 1 && o.HeadDim > 192 {
 		iter *= nonZero(f.PrefillWideFP8, 1)

@@ -51,7 +51,7 @@ type KVCacheSave struct {
 // vllm_flash_attn_fa3, BF16 and FP8 caches), each jointly with its
 // version's FA3 prefill terms, every fifth row held out:
 // cost.TestFA3AttentionRefit.
-var hopperKVCacheSave = KVCacheSave{BlockUs: 2.006, BlockUsFrom024: 1.371}
+var hopperKVCacheSave = KVCacheSave{BlockUs: 2.006, BlockUsFrom024: 1.464}
 
 // kvCacheSaveThreadsMost is the most threads of a reshape_and_cache_flash
 // block.
